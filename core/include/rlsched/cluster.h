@@ -1,0 +1,95 @@
+// The cluster a workload runs on: nodes with CPUs, memory and typed accelerators (GRES), partitions over them,
+// accelerator types with relative speeds, QOS levels, and the multifactor priority weights of slurm.conf.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rlsched/job.h"
+#include "rlsched/status.h"
+
+namespace rlsched {
+
+/// An accelerator model (Slurm GRES type): "h200" of GRES "gpu", "910b" of GRES "npu".
+/// Speeds are relative throughput (higher is faster, 1.0 = reference); a job's run time on this type is
+/// reference_run_time / speed. Per-class speeds override the default for jobs whose Job::job_class matches.
+struct AcceleratorType {
+  std::string name;
+  std::string gres;  ///< GRES name this type belongs to ("gpu", "npu")
+  double speed = 1.0;
+  std::map<std::string, double> class_speed;
+
+  double speed_for(const std::string& job_class) const;
+};
+
+/// Accelerators of one type on one node.
+struct GresCount {
+  std::string name;  ///< "gpu"
+  std::string type;  ///< "h200"; empty for untyped GRES
+  int count = 0;
+};
+
+struct Node {
+  std::string name;
+  int cpus = 1;
+  std::int64_t mem_mb = 0;  ///< 0 = not tracked
+  std::vector<GresCount> gres;
+};
+
+struct Partition {
+  std::string name;
+  std::vector<int> nodes;        ///< indices into Cluster::nodes
+  int priority_job_factor = 1;   ///< Slurm PriorityJobFactor (enters the partition factor)
+  int priority_tier = 1;         ///< Slurm PriorityTier (higher tiers are scheduled first)
+  Seconds max_time = 0;          ///< 0 = unlimited
+  bool is_default = false;
+};
+
+struct Qos {
+  std::string name;
+  int priority = 0;
+};
+
+/// Slurm's priority/multifactor weights (slurm.conf PriorityWeight*) and decay settings.
+struct PriorityWeights {
+  double age = 0;
+  double fairshare = 0;
+  double job_size = 0;
+  double partition = 0;
+  double qos = 0;
+  double site = 1;             ///< scale of the site factor (the policy score rank mapped to [0, site])
+  Seconds max_age = 7 * 86400;            ///< PriorityMaxAge
+  Seconds decay_half_life = 7 * 86400;    ///< PriorityDecayHalfLife
+  Seconds calc_period = 300;              ///< PriorityCalcPeriod: how often priorities are recomputed
+  bool favor_small = false;               ///< PriorityFavorSmall
+
+  bool multifactor_enabled() const { return age || fairshare || job_size || partition || qos; }
+};
+
+struct Cluster {
+  std::string name = "cluster";
+  std::vector<Node> nodes;
+  std::vector<Partition> partitions;
+  std::vector<AcceleratorType> accelerator_types;
+  std::vector<Qos> qos;
+  PriorityWeights priority;
+
+  /// \return index of the partition with that name, or -1.
+  int find_partition(const std::string& name) const;
+  /// \return index of the default partition (the one marked default, else the first), or -1 when none.
+  int default_partition() const;
+  /// \return the accelerator type of that name (and GRES name when given), or nullptr.
+  const AcceleratorType* find_type(const std::string& type, const std::string& gres = {}) const;
+  int total_cpus() const;
+
+  /// A homogeneous CPU-only cluster with one partition "batch" — what SWF traces assume.
+  static Cluster Homogeneous(int nodes, int cpus_per_node);
+};
+
+/// Checks references and ranges: partition nodes exist, counts positive, speeds > 0, names unique.
+/// \return Ok, or InvalidInput naming the first problem found.
+Status validate(const Cluster& cluster);
+
+}  // namespace rlsched

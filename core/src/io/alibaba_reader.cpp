@@ -1,0 +1,1 @@
+// TODO(alibaba_reader): being written

@@ -1,0 +1,1 @@
+// TODO(cluster_yaml): being written

@@ -1,0 +1,1 @@
+// TODO(hostlist): being written

@@ -1,0 +1,1 @@
+// TODO(sacct_reader): being written

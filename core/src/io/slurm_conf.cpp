@@ -1,0 +1,1 @@
+// TODO(slurm_conf): being written

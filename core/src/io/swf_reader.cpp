@@ -1,0 +1,1 @@
+// TODO(swf_reader): being written

@@ -1,0 +1,1 @@
+// TODO(workload_reader): being written
