@@ -15,6 +15,16 @@ double AcceleratorType::speed_for(const std::string& job_class) const {
   return speed;
 }
 
+PriorityWeights PriorityWeights::Typical() {
+  PriorityWeights w;
+  w.age = 1000;
+  w.fairshare = 10000;
+  w.job_size = 100;
+  w.partition = 1000;
+  w.qos = 10000;
+  return w;
+}
+
 int Cluster::find_partition(const std::string& partition_name) const {
   for (std::size_t i = 0; i < partitions.size(); ++i)
     if (partitions[i].name == partition_name) return static_cast<int>(i);

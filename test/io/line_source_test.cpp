@@ -69,3 +69,35 @@ TEST_CASE("field splitting and number parsing") {
   CHECK(d == 1.5);
   CHECK_FALSE(rlsched::io::parse_double("nan", d));
 }
+
+TEST_CASE("LineSource keeps NUL bytes inside their line, so later line numbers stay right") {
+  const std::string path = temp_path("nul.txt");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << std::string("a\0b\nsecond\n", 11);
+  }
+  auto source = LineSource::Open(path);
+  REQUIRE(source.ok());
+  std::string_view line;
+  REQUIRE(source->next(line));
+  CHECK(line == std::string_view("a\0b", 3));
+  REQUIRE(source->next(line));
+  CHECK(line == "second");
+  CHECK(source->line_number() == 2);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("LineSource joins a line that spans read blocks") {
+  const std::string path = temp_path("long.txt");
+  const std::string longline(300000, 'x');
+  { std::ofstream(path) << "short\n" << longline << "\nend"; }
+  auto source = LineSource::Open(path);
+  REQUIRE(source.ok());
+  std::string_view line;
+  REQUIRE(source->next(line));
+  REQUIRE(source->next(line));
+  CHECK(line.size() == longline.size());
+  REQUIRE(source->next(line));
+  CHECK(line == "end");
+  CHECK_FALSE(source->next(line));
+}

@@ -65,7 +65,10 @@ struct PriorityWeights {
   Seconds calc_period = 300;              ///< PriorityCalcPeriod: how often priorities are recomputed
   bool favor_small = false;               ///< PriorityFavorSmall
 
-  bool multifactor_enabled() const { return age || fairshare || job_size || partition || qos; }
+  bool multifactor_enabled() const { return age != 0 || fairshare != 0 || job_size != 0 || partition != 0 || qos != 0; }
+  /// \return the weights of a common site configuration (Slurm's own defaults are all 0, i.e. FIFO):
+  /// age 1000, fairshare 10000, job_size 100, partition 1000, qos 10000.
+  static PriorityWeights Typical();
 };
 
 struct Cluster {

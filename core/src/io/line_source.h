@@ -35,7 +35,10 @@ class LineSource {
   LineSource(std::string path, gzFile file) : path_(std::move(path)), file_(file) {}
   std::string path_;
   gzFile file_ = nullptr;
-  std::string buffer_;
+  std::string buffer_;      // decompressed bytes not yet returned: [begin_, buffer_.size())
+  std::size_t begin_ = 0;
+  bool eof_ = false;
+  std::string line_buffer_;  // a line that spans two buffer refills
   int line_ = 0;
   std::string error_;
 };
@@ -50,5 +53,8 @@ std::string_view trim(std::string_view text);
 bool parse_int(std::string_view text, long long& value);
 /// Parses a whole field as a floating-point number (finite values only).
 bool parse_double(std::string_view text, double& value);
+/// A field as an error message shows it: at most 40 characters, non-printable ones as '?', since a broken record
+/// may hold anything.
+std::string excerpt(std::string_view text);
 
 }  // namespace rlsched::io

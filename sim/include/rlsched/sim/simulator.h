@@ -1,0 +1,79 @@
+// The trace-driven discrete-event model of a Slurm cluster: the training ground and the judge of policies.
+//
+// What it models, as slurmctld does it:
+//  - arrivals at submit time; priority = multifactor (age, fair-share, job size, partition, QOS, with the cluster's
+//    weights) + site factor from the policy's Scorer, recomputed every PriorityCalcPeriod (priority/multifactor's
+//    decay thread, where site_factor_p_update runs) and set at submit (site_factor_p_set);
+//  - the main scheduler: jobs in priority order (higher partition PriorityTier first), each partition blocked for
+//    lower-priority jobs once a job cannot start in it;
+//  - backfill "easy": a reservation for the highest-priority blocked job of each partition; a lower-priority job
+//    starts early only if it delays no reservation (it ends, by its time limit, before the reservation starts, or it
+//    uses only resources the reservation does not need);
+//  - nodes with CPUs, memory and typed accelerators (GRES); typed, typeless and any-of accelerator requests; a job's
+//    run time scales with the speed of the accelerator type it gets; multi-partition jobs;
+//  - time limits (a job is killed at its limit: TIMEOUT); node failures from a schedule (running jobs on a failed
+//    node are requeued and restart from scratch, as with JobRequeue=1).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rlsched/cluster.h"
+#include "rlsched/job.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/metrics.h"
+#include "rlsched/sim/outcome.h"
+#include "rlsched/status.h"
+
+namespace rlsched::sim {
+
+enum class Backfill { kNone, kEasy };
+
+/// A node that fails at `down` and returns at `up` (up < 0: stays down).
+struct NodeFailure {
+  int node = 0;
+  Seconds down = 0;
+  Seconds up = -1;
+};
+
+struct SimConfig {
+  Backfill backfill = Backfill::kEasy;
+  std::vector<NodeFailure> failures;
+  Seconds requeue_delay = 0;  ///< a requeued job is eligible again this long after its node failed
+  /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
+  int bf_max_job_test = 0;
+  /// Called now and then with the share of arrivals processed (0..1), for progress bars.
+  std::function<void(double)> progress;
+};
+
+/// What the simulator counted besides job outcomes.
+struct SimCounters {
+  std::size_t events = 0;
+  std::size_t scheduling_passes = 0;
+  std::size_t backfill_passes = 0;
+  std::size_t backfilled_jobs = 0;
+  std::size_t priority_updates = 0;  ///< batched scorer calls (decay-thread ticks)
+  std::size_t requeues = 0;
+  std::map<std::string, std::size_t> rejections;  ///< reason -> jobs
+};
+
+struct SimResult {
+  std::vector<JobOutcome> outcomes;  ///< one per input job, same order
+  Metrics metrics;
+  SimCounters counters;
+};
+
+/// Simulates `jobs` (any order; arrivals are processed by submit time, ties in input order) on `cluster`.
+/// \return InvalidInput when the cluster is invalid, Internal when an invariant breaks (a bug).
+Result<SimResult> simulate(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer,
+                           const SimConfig& config = {});
+
+/// A failure schedule drawn from exponential inter-failure (MTBF per node) and repair (MTTR) times, deterministic
+/// for a given seed.
+std::vector<NodeFailure> random_failures(const Cluster& cluster, Seconds horizon, double mtbf_hours,
+                                         double mttr_hours, std::uint64_t seed);
+
+}  // namespace rlsched::sim

@@ -1,0 +1,113 @@
+#include "rlsched/sim/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace rlsched::sim {
+
+const char* to_string(JobEnd end) {
+  switch (end) {
+    case JobEnd::kCompleted: return "COMPLETED";
+    case JobEnd::kTimeout: return "TIMEOUT";
+    case JobEnd::kRejected: return "REJECTED";
+    case JobEnd::kUnfinished: return "UNFINISHED";
+  }
+  return "?";
+}
+
+double bounded_slowdown(Seconds wait, Seconds run, Seconds tau) {
+  const double denominator = static_cast<double>(std::max(run, tau));
+  return std::max(1.0, static_cast<double>(wait + run) / denominator);
+}
+
+double percentile(std::vector<double> values, double pct) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = pct / 100.0 * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (rank - static_cast<double>(lo));
+}
+
+Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutcome>& outcomes, int total_cpus,
+                        const std::vector<AcceleratorType>& types, const std::vector<int>& accel_capacity) {
+  Metrics m;
+  std::vector<double> waits, completions;
+  waits.reserve(outcomes.size());
+  completions.reserve(outcomes.size());
+  double sum_bsld = 0, busy_cpu = 0;
+  Seconds first_submit = 0, last_end = 0;
+  bool any = false;
+  std::unordered_map<std::string, std::pair<double, std::size_t>> user_bsld;  // sum, count
+  std::vector<double> type_busy(types.size(), 0), type_wait(types.size(), 0);
+  std::vector<std::size_t> type_jobs(types.size(), 0);
+
+  for (const JobOutcome& o : outcomes) {
+    m.restarts += static_cast<std::size_t>(o.restarts);
+    m.lost_cpu_hours += o.lost_cpu_seconds / 3600.0;
+    m.lost_accelerator_hours += o.lost_accelerator_seconds / 3600.0;
+    switch (o.state) {
+      case JobEnd::kRejected: ++m.rejected; continue;
+      case JobEnd::kUnfinished: ++m.unfinished; continue;
+      case JobEnd::kTimeout: ++m.timed_out; break;
+      case JobEnd::kCompleted: ++m.completed; break;
+    }
+    ++m.jobs;
+    const double wait = static_cast<double>(o.wait());
+    const double bsld = bounded_slowdown(o.wait(), o.run());
+    waits.push_back(wait);
+    completions.push_back(static_cast<double>(o.wait() + o.run()));
+    sum_bsld += bsld;
+    busy_cpu += static_cast<double>(o.cpus) * static_cast<double>(o.run());
+    auto& u = user_bsld[jobs[o.job].user];
+    u.first += bsld;
+    ++u.second;
+    if (o.accelerator_type >= 0 && o.accelerator_type < static_cast<int>(types.size())) {
+      const auto t = static_cast<std::size_t>(o.accelerator_type);
+      type_busy[t] += static_cast<double>(o.accelerators) * static_cast<double>(o.run());
+      type_wait[t] += wait;
+      ++type_jobs[t];
+    }
+    first_submit = any ? std::min(first_submit, o.submit) : o.submit;
+    last_end = any ? std::max(last_end, o.end) : o.end;
+    any = true;
+  }
+  if (m.jobs == 0) return m;
+
+  const double n = static_cast<double>(m.jobs);
+  double sum_wait = 0, sum_completion = 0;
+  for (double w : waits) sum_wait += w;
+  for (double c : completions) sum_completion += c;
+  m.avg_wait = sum_wait / n;
+  m.avg_bsld = sum_bsld / n;
+  m.avg_completion = sum_completion / n;
+  m.p50_wait = percentile(waits, 50);
+  m.p95_wait = percentile(waits, 95);
+  m.p99_wait = percentile(waits, 99);
+  m.max_wait = *std::max_element(waits.begin(), waits.end());
+  m.p95_completion = percentile(std::move(completions), 95);
+  m.makespan = static_cast<double>(last_end - first_submit);
+  if (m.makespan > 0 && total_cpus > 0) m.utilization = busy_cpu / (total_cpus * m.makespan);
+
+  double sum = 0, sum_sq = 0;
+  for (const auto& [user, acc] : user_bsld) {
+    const double avg = acc.first / static_cast<double>(acc.second);
+    sum += avg;
+    sum_sq += avg * avg;
+  }
+  m.jain_fairness = sum_sq > 0 ? sum * sum / (static_cast<double>(user_bsld.size()) * sum_sq) : 1.0;
+
+  for (std::size_t t = 0; t < types.size(); ++t) {
+    AcceleratorTypeMetrics tm;
+    tm.name = types[t].name;
+    tm.jobs = type_jobs[t];
+    tm.avg_wait = type_jobs[t] ? type_wait[t] / static_cast<double>(type_jobs[t]) : 0;
+    const int capacity = t < accel_capacity.size() ? accel_capacity[t] : 0;
+    if (capacity > 0 && m.makespan > 0) tm.utilization = type_busy[t] / (capacity * m.makespan);
+    m.per_type.push_back(std::move(tm));
+  }
+  return m;
+}
+
+}  // namespace rlsched::sim

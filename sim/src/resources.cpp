@@ -1,0 +1,134 @@
+#include "resources.h"
+
+#include <algorithm>
+
+namespace rlsched::sim {
+
+Topology::Topology(const Cluster& cluster) {
+  const auto n = cluster.nodes.size();
+  cpus.reserve(n);
+  mem.reserve(n);
+  slot_begin.reserve(n + 1);
+  type_capacity.assign(cluster.accelerator_types.size(), 0);
+  for (const Node& node : cluster.nodes) {
+    cpus.push_back(node.cpus);
+    mem.push_back(node.mem_mb);
+    slot_begin.push_back(static_cast<int>(slot_type.size()));
+    for (const GresCount& g : node.gres) {
+      const AcceleratorType* type = cluster.find_type(g.type, g.name);
+      if (type == nullptr) continue;  // untyped or unknown GRES: not an accelerator the scheduler places
+      const int t = static_cast<int>(type - cluster.accelerator_types.data());
+      slot_type.push_back(t);
+      slot_count.push_back(g.count);
+      type_capacity[t] += g.count;
+    }
+  }
+  slot_begin.push_back(static_cast<int>(slot_type.size()));
+  for (const Partition& p : cluster.partitions) {
+    partition_nodes.push_back(p.nodes);
+    std::vector<int> most(cluster.accelerator_types.size(), 0);
+    for (int node : p.nodes)
+      for (int s = slot_begin[node]; s < slot_begin[node + 1]; ++s)
+        most[slot_type[s]] = std::max(most[slot_type[s]], slot_count[s]);
+    max_accel_per_node.push_back(std::move(most));
+  }
+}
+
+FreeState FreeState::AllFree(const Topology& topology) {
+  FreeState f;
+  f.cpus = topology.cpus;
+  f.mem = topology.mem;
+  f.slot_free = topology.slot_count;
+  f.up.assign(topology.cpus.size(), 1);
+  return f;
+}
+
+void FreeState::take(const Allocation& allocation) {
+  for (const Grant& g : allocation) {
+    cpus[g.node] -= g.cpus;
+    mem[g.node] -= g.mem;
+    if (g.slot >= 0) slot_free[g.slot] -= g.accel;
+  }
+}
+
+void FreeState::give(const Allocation& allocation) {
+  for (const Grant& g : allocation) {
+    cpus[g.node] += g.cpus;
+    mem[g.node] += g.mem;
+    if (g.slot >= 0) slot_free[g.slot] += g.accel;
+  }
+}
+
+namespace {
+
+struct NodeRoom {
+  int cpus;
+  std::int64_t mem;
+  int slot;   // slot of the demanded type, -1 if none
+  int accel;  // free accelerators in that slot
+};
+
+/// What node n can offer to `demand`, the minimum of `free` and `bound`.
+NodeRoom room(const Topology& topo, const FreeState& free, const FreeState* bound, int n, int type) {
+  NodeRoom r{free.cpus[n], free.mem[n], -1, 0};
+  if (bound != nullptr) {
+    r.cpus = std::min(r.cpus, bound->cpus[n]);
+    r.mem = std::min(r.mem, bound->mem[n]);
+  }
+  if (type >= 0) {
+    for (int s = topo.slot_begin[n]; s < topo.slot_begin[n + 1]; ++s) {
+      if (topo.slot_type[s] != type) continue;
+      int a = free.slot_free[s];
+      if (bound != nullptr) a = std::min(a, bound->slot_free[s]);
+      if (a > r.accel) {
+        r.accel = a;
+        r.slot = s;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+bool find_allocation(const Topology& topo, const FreeState& free, const FreeState* bound, int partition,
+                     const Demand& demand, Allocation& out) {
+  out.clear();
+  const std::vector<int>& nodes = topo.partition_nodes[partition];
+  const bool mem_tracked = demand.mem_per_node > 0;
+  if (demand.nodes == 0) {
+    // Spread CPUs first-fit over nodes, as cons_tres does for a job with only a task count.
+    int remaining = demand.cpus;
+    for (int n : nodes) {
+      if (!free.up[n]) continue;
+      const NodeRoom r = room(topo, free, bound, n, -1);
+      if (r.cpus <= 0 || (mem_tracked && r.mem < demand.mem_per_node)) continue;
+      const int take = std::min(r.cpus, remaining);
+      out.push_back(Grant{n, take, mem_tracked ? demand.mem_per_node : 0, -1, 0});
+      remaining -= take;
+      if (remaining == 0) return true;
+    }
+    out.clear();
+    return false;
+  }
+  for (int n : nodes) {
+    if (!free.up[n]) continue;
+    const NodeRoom r = room(topo, free, bound, n, demand.type);
+    if (r.cpus < demand.cpus_per_node || (mem_tracked && r.mem < demand.mem_per_node)) continue;
+    if (demand.type >= 0 && r.accel < demand.accel_per_node) continue;
+    out.push_back(Grant{n, demand.cpus_per_node, demand.mem_per_node, demand.type >= 0 ? r.slot : -1,
+                        demand.type >= 0 ? demand.accel_per_node : 0});
+    if (static_cast<int>(out.size()) == demand.nodes) return true;
+  }
+  out.clear();
+  return false;
+}
+
+int free_cpus(const Topology& topo, const FreeState& free, int partition) {
+  int total = 0;
+  for (int n : topo.partition_nodes[partition])
+    if (free.up[n]) total += free.cpus[n];
+  return total;
+}
+
+}  // namespace rlsched::sim

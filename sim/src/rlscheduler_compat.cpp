@@ -1,0 +1,274 @@
+#include "rlsched/sim/rlscheduler_compat.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <queue>
+
+#include <fmt/format.h>
+
+namespace rlsched::sim {
+
+Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nodes, int procs_per_node) {
+  CompatWorkload out;
+  out.jobs.reserve(workload.jobs.size());
+  for (const Job& job : workload.jobs) {
+    if (job.run_time == 0) {
+      ++out.dropped_zero_runtime;
+      continue;
+    }
+    out.jobs.push_back(job);
+  }
+  std::stable_sort(out.jobs.begin(), out.jobs.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+
+  if (nodes > 0) {
+    out.nodes = nodes;
+    out.procs_per_node = std::max(procs_per_node, 1);
+  } else {
+    out.nodes = workload.max_nodes;
+    const int procs = workload.max_procs > 0 ? workload.max_procs : workload.max_nodes;
+    if (out.nodes <= 0)
+      return Status::InvalidInput(fmt::format(
+          "{}: the trace header gives no MaxNodes, so the RLScheduler machine size is unknown (pass a cluster)",
+          workload.report.source));
+    out.procs_per_node = std::max(procs / out.nodes, 1);
+  }
+  const long long capacity = static_cast<long long>(out.nodes) * out.procs_per_node;
+  for (const Job& job : out.jobs)
+    if (job.cpus > capacity)
+      return Status::InvalidInput(fmt::format("job {} asks for {} processors, the machine has {}", job.id, job.cpus,
+                                              capacity));
+  return out;
+}
+
+namespace {
+
+constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
+
+struct RunningJob {
+  Seconds end;
+  Seconds start;
+  Seconds request;
+  int nodes;
+  std::size_t seq;  // start order, breaks ties of equal end times like RLScheduler's stable sort
+};
+
+struct LaterEnd {
+  bool operator()(const RunningJob& a, const RunningJob& b) const {
+    return a.end != b.end ? a.end > b.end : a.seq > b.seq;
+  }
+};
+
+/// One sequence of RLScheduler's simulation; see the header for the semantics reproduced here.
+class CompatRun {
+ public:
+  CompatRun(const CompatWorkload& workload, std::size_t first, std::size_t count, const Scorer& scorer, bool backfill)
+      : jobs_(workload.jobs),
+        procs_per_node_(workload.procs_per_node),
+        first_(first),
+        end_(std::min(first + count, workload.jobs.size())),
+        scorer_(scorer),
+        backfill_(backfill),
+        free_nodes_(workload.nodes),
+        start_time_(end_ - first_, -1) {}
+
+  std::vector<JobOutcome> run() {
+    std::vector<JobOutcome> outcomes;
+    if (first_ >= end_) return outcomes;
+    now_ = jobs_[first_].submit;
+    next_ = first_;
+    enqueue(next_++);
+    for (;;) {
+      const std::size_t head = pick();
+      if (!fits(head)) {
+        if (backfill_) {
+          backfill_until_fits(head);
+        } else {
+          while (!fits(head)) advance();
+        }
+      }
+      start(head);
+      if (!move_forward_for_job()) break;
+    }
+    outcomes.reserve(end_ - first_);
+    for (std::size_t j = first_; j < end_; ++j) {
+      const Job& job = jobs_[j];
+      JobOutcome o;
+      o.job = j;
+      o.submit = job.submit;
+      o.start = start_time_[j - first_];
+      o.end = o.start + job.run_time;
+      o.state = JobEnd::kCompleted;
+      o.cpus = job.cpus;
+      outcomes.push_back(o);
+    }
+    return outcomes;
+  }
+
+ private:
+  int nodes_needed(std::size_t j) const { return (jobs_[j].cpus + procs_per_node_ - 1) / procs_per_node_; }
+  bool fits(std::size_t j) const { return nodes_needed(j) <= free_nodes_; }
+  bool started(std::size_t j) const { return start_time_[j - first_] >= 0; }
+  Seconds request(std::size_t j) const { return jobs_[j].time_limit > 0 ? jobs_[j].time_limit : jobs_[j].run_time; }
+
+  PendingJob view(std::size_t j) const {
+    PendingJob p;
+    p.id = jobs_[j].id;
+    p.submit = jobs_[j].submit;
+    p.wait = now_ - jobs_[j].submit;
+    p.time_limit = request(j);
+    p.cpus = jobs_[j].cpus;
+    p.nodes = nodes_needed(j);
+    return p;
+  }
+
+  /// Queue order for a static scorer: highest score, then earliest submit, then trace order.
+  struct Ranked {
+    double score;
+    Seconds submit;
+    std::size_t job;
+  };
+  struct RanksBelow {
+    bool operator()(const Ranked& a, const Ranked& b) const {
+      if (a.score != b.score) return a.score < b.score;
+      if (a.submit != b.submit) return a.submit > b.submit;
+      return a.job > b.job;
+    }
+  };
+
+  void enqueue(std::size_t j) {
+    ++queued_count_;
+    // FCFS order (submit, trace order): arrivals come in trace order, so this is an append unless submits go back.
+    auto pos = std::upper_bound(fcfs_.begin(), fcfs_.end(), j, [this](std::size_t a, std::size_t b) {
+      return jobs_[a].submit != jobs_[b].submit ? jobs_[a].submit < jobs_[b].submit : a < b;
+    });
+    fcfs_.insert(pos, j);
+    if (scorer_.is_static()) {
+      batch_.assign(1, view(j));
+      scores_.assign(1, 0.0);
+      scorer_.score(context(), batch_, scores_);
+      ranked_.push(Ranked{scores_[0], jobs_[j].submit, j});
+    }
+  }
+
+  ScoringContext context() const {
+    ScoringContext c;
+    c.now = now_;
+    c.total_cpus = 0;
+    c.idle_cpus = free_nodes_ * procs_per_node_;
+    c.pending_jobs = static_cast<int>(queued_count_);
+    return c;
+  }
+
+  std::size_t pick() {
+    if (scorer_.is_static()) {
+      while (started(ranked_.top().job)) ranked_.pop();
+      return ranked_.top().job;
+    }
+    batch_.clear();
+    members_.clear();
+    for (std::size_t j : fcfs_) {
+      if (started(j)) continue;
+      batch_.push_back(view(j));
+      members_.push_back(j);
+    }
+    scores_.assign(batch_.size(), 0.0);
+    scorer_.score(context(), batch_, scores_);
+    std::size_t best = 0;
+    RanksBelow below;
+    for (std::size_t i = 1; i < members_.size(); ++i) {
+      if (below(Ranked{scores_[best], jobs_[members_[best]].submit, members_[best]},
+                Ranked{scores_[i], jobs_[members_[i]].submit, members_[i]}))
+        best = i;
+    }
+    return members_[best];
+  }
+
+  void start(std::size_t j) {
+    start_time_[j - first_] = now_;
+    free_nodes_ -= nodes_needed(j);
+    --queued_count_;
+    running_.push_back(RunningJob{now_ + jobs_[j].run_time, now_, request(j), nodes_needed(j), seq_++});
+    std::push_heap(running_.begin(), running_.end(), LaterEnd());
+    if (fcfs_.size() > 64 && queued_count_ * 2 < fcfs_.size()) {
+      fcfs_.erase(std::remove_if(fcfs_.begin(), fcfs_.end(), [this](std::size_t q) { return started(q); }),
+                  fcfs_.end());
+    }
+  }
+
+  /// Moves time to the next event: the next arrival if it comes no later than the next completion, else that
+  /// completion (arrivals first on ties, as RLScheduler does).
+  void advance() {
+    const Seconds release = running_.empty() ? kNever : running_.front().end;
+    if (next_ < end_ && jobs_[next_].submit <= release) {
+      now_ = std::max(now_, jobs_[next_].submit);
+      enqueue(next_++);
+      return;
+    }
+    now_ = std::max(now_, release);
+    free_nodes_ += running_.front().nodes;
+    std::pop_heap(running_.begin(), running_.end(), LaterEnd());
+    running_.pop_back();
+  }
+
+  /// \return false when the queue is empty and no job is left to arrive.
+  bool move_forward_for_job() {
+    if (queued_count_ > 0) return true;
+    if (next_ >= end_) return false;
+    while (queued_count_ == 0) advance();
+    return true;
+  }
+
+  void backfill_until_fits(std::size_t head) {
+    // The head's reservation: when enough processors are free if running jobs end at their requested times.
+    by_request_ = running_;
+    std::sort(by_request_.begin(), by_request_.end(), [](const RunningJob& a, const RunningJob& b) {
+      const Seconds ea = a.start + a.request, eb = b.start + b.request;
+      return ea != eb ? ea < eb : a.seq < b.seq;
+    });
+    long long free_procs = static_cast<long long>(free_nodes_) * procs_per_node_;
+    Seconds reservation = now_;
+    for (const RunningJob& r : by_request_) {
+      free_procs += static_cast<long long>(r.nodes) * procs_per_node_;
+      reservation = r.start + r.request;
+      if (free_procs >= jobs_[head].cpus) break;
+    }
+    while (!fits(head)) {
+      for (std::size_t i = 0; i < fcfs_.size() && free_nodes_ > 0; ++i) {
+        const std::size_t j = fcfs_[i];
+        if (started(j) || now_ + request(j) > reservation || !fits(j)) continue;
+        start(j);
+      }
+      advance();
+    }
+  }
+
+  const std::vector<Job>& jobs_;
+  const int procs_per_node_;
+  const std::size_t first_, end_;
+  const Scorer& scorer_;
+  const bool backfill_;
+
+  Seconds now_ = 0;
+  std::size_t next_ = 0;
+  int free_nodes_;
+  std::size_t queued_count_ = 0;
+  std::size_t seq_ = 0;
+  std::vector<Seconds> start_time_;      // by job - first_, -1 until started
+  std::vector<std::size_t> fcfs_;        // queued jobs in FCFS order; started ones are removed lazily
+  std::priority_queue<Ranked, std::vector<Ranked>, RanksBelow> ranked_;  // static scorers only
+  std::vector<RunningJob> running_;      // min-heap on (end, seq)
+  std::vector<RunningJob> by_request_;
+  std::vector<PendingJob> batch_;
+  std::vector<std::size_t> members_;
+  std::vector<double> scores_;
+};
+
+}  // namespace
+
+std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
+                                            const Scorer& scorer, bool backfill) {
+  return CompatRun(workload, first, count, scorer, backfill).run();
+}
+
+}  // namespace rlsched::sim

@@ -1,0 +1,601 @@
+#include "slurm_sim.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace rlsched::sim {
+namespace {
+
+constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
+
+#define SIM_CHECK(condition, ...) \
+  do {                            \
+    if (!(condition)) throw std::logic_error(fmt::format(__VA_ARGS__)); \
+  } while (0)
+
+}  // namespace
+
+SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer,
+                   const SimConfig& config)
+    : cluster_(cluster),
+      jobs_(jobs),
+      scorer_(scorer),
+      config_(config),
+      topology_(cluster),
+      total_cpus_(cluster.total_cpus()),
+      multifactor_(cluster.priority.multifactor_enabled()),
+      ticks_(multifactor_ || !scorer.is_static()),
+      fairshare_(0, cluster.priority.decay_half_life) {
+  std::unordered_map<std::string, int> users;
+  for (const Job& job : jobs) users.emplace(job.user, static_cast<int>(users.size()));
+  fairshare_ = FairShare(users.size(), cluster.priority.decay_half_life);
+
+  const FreeState idle = FreeState::AllFree(topology_);
+  requests_.reserve(jobs.size());
+  outcomes_.resize(jobs.size());
+  state_.resize(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Job& job = jobs[i];
+    requests_.push_back(make_request(cluster, topology_, idle, job, users.at(job.user)));
+    JobOutcome& o = outcomes_[i];
+    o.job = i;
+    o.submit = job.submit;
+    o.cpus = job.cpus;
+    o.accelerators = job.accel.count;
+  }
+
+  free_ = idle;
+  free_cpus_total_ = total_cpus_;
+  for (int count : topology_.slot_count) free_accel_total_ += count;
+  node_partitions_.resize(topology_.node_count());
+  partition_free_cpus_.assign(cluster.partitions.size(), 0);
+  partition_free_accel_.assign(cluster.partitions.size(), std::vector<int>(cluster.accelerator_types.size(), 0));
+  for (std::size_t p = 0; p < cluster.partitions.size(); ++p) {
+    for (int n : topology_.partition_nodes[p]) {
+      node_partitions_[n].push_back(static_cast<int>(p));
+      partition_free_cpus_[p] += topology_.cpus[n];
+      for (int s = topology_.slot_begin[n]; s < topology_.slot_begin[n + 1]; ++s)
+        partition_free_accel_[p][topology_.slot_type[s]] += topology_.slot_count[s];
+    }
+  }
+
+  arrival_order_.resize(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) arrival_order_[i] = static_cast<int>(i);
+  std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
+                   [&](int a, int b) { return jobs[a].submit < jobs[b].submit; });
+
+  for (const NodeFailure& f : config.failures) {
+    SIM_CHECK(f.node >= 0 && f.node < topology_.node_count(), "failure schedule names node index {} of {}", f.node,
+              topology_.node_count());
+    failure_events_.push_back({f.down, NodeFailure{f.node, f.down, -1}});
+    if (f.up >= 0) failure_events_.push_back({f.up, NodeFailure{f.node, -1, f.up}});
+  }
+  std::stable_sort(failure_events_.begin(), failure_events_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  if (!arrival_order_.empty()) {
+    last_charge_ = jobs[arrival_order_.front()].submit;
+    next_tick_ = last_charge_ + std::max<Seconds>(cluster.priority.calc_period, 1);
+  }
+}
+
+SimResult SlurmSim::run() {
+  Seconds last = arrival_order_.empty() ? 0 : jobs_[arrival_order_.front()].submit;
+  std::size_t reported = 0;
+  for (;;) {
+    const Seconds now = next_event_time();
+    if (now == kNever) break;
+    ++counters_.events;
+    fragmentation_.advance(now - last);
+    last = now;
+    complete_due(now);
+    apply_failures_due(now);
+    admit_arrivals_due(now);
+    admit_requeued_due(now);
+    if (ticks_ && pending_count_ > 0 && now >= next_tick_) update_priorities(now);
+    if (dirty_) {
+      schedule(now);
+      measure_fragmentation();
+#ifndef NDEBUG
+      check_invariants();
+#endif
+    }
+    if (config_.progress && next_arrival_ >= reported + 4096) {
+      reported = next_arrival_;
+      config_.progress(static_cast<double>(next_arrival_) / static_cast<double>(std::max<std::size_t>(jobs_.size(), 1)));
+    }
+  }
+
+  check_invariants();
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    JobOutcome& o = outcomes_[j];
+    if (state_[j].phase == Phase::kPending || state_[j].phase == Phase::kFuture) {
+      if (o.state != JobEnd::kRejected) o.state = JobEnd::kUnfinished;
+    }
+    SIM_CHECK(state_[j].phase != Phase::kRunning, "job {} still running after the last event", jobs_[j].id);
+  }
+
+  SimResult result;
+  result.metrics = compute_metrics(jobs_, outcomes_, total_cpus_, cluster_.accelerator_types,
+                                   topology_.type_capacity);
+  result.metrics.fragmentation = fragmentation_.cpu_share();
+  result.metrics.accel_fragmentation = fragmentation_.accel_share();
+  result.outcomes = std::move(outcomes_);
+  result.counters = std::move(counters_);
+  if (config_.progress) config_.progress(1.0);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Events
+
+Seconds SlurmSim::next_event_time() {
+  Seconds t = kNever;
+  if (next_arrival_ < arrival_order_.size()) t = jobs_[arrival_order_[next_arrival_]].submit;
+  while (!completions_.empty() && completions_.top().generation != state_[completions_.top().job].generation)
+    completions_.pop();  // a run cut short by a node failure
+  if (!completions_.empty()) t = std::min(t, completions_.top().at);
+  if (!requeued_.empty()) t = std::min(t, requeued_.top().first);
+  if (next_failure_ < failure_events_.size()) {
+    // Failures matter only while something can still happen; a trailing schedule does not keep the clock running.
+    if (t != kNever || pending_count_ > 0) t = std::min(t, failure_events_[next_failure_].first);
+  }
+  if (ticks_ && pending_count_ > 0) t = std::min(t, std::max(next_tick_, last_event_));
+  if (t != kNever) last_event_ = t;
+  return t;
+}
+
+void SlurmSim::complete_due(Seconds now) {
+  while (!completions_.empty() && completions_.top().at <= now) {
+    const Completion c = completions_.top();
+    completions_.pop();
+    if (c.generation != state_[c.job].generation) continue;
+    finish(c.job, c.at);
+  }
+}
+
+void SlurmSim::apply_failures_due(Seconds now) {
+  while (next_failure_ < failure_events_.size() && failure_events_[next_failure_].first <= now) {
+    const NodeFailure& f = failure_events_[next_failure_++].second;
+    if (f.down >= 0) {
+      std::vector<int> victims;
+      for (const auto& [expected_end, job] : running_by_limit_)
+        for (const Grant& g : state_[job].allocation)
+          if (g.node == f.node) {
+            victims.push_back(job);
+            break;
+          }
+      for (int job : victims) requeue(job, now);
+      set_node_up(f.node, false);
+    } else {
+      set_node_up(f.node, true);
+    }
+    dirty_ = true;
+  }
+}
+
+void SlurmSim::admit_arrivals_due(Seconds now) {
+  while (next_arrival_ < arrival_order_.size() && jobs_[arrival_order_[next_arrival_]].submit <= now) {
+    const int job = arrival_order_[next_arrival_++];
+    const JobRequest& r = requests_[job];
+    if (!r.rejection.empty()) {
+      outcomes_[job].state = JobEnd::kRejected;
+      state_[job].phase = Phase::kDone;
+      ++counters_.rejections[r.rejection];
+      continue;
+    }
+    make_pending(job, now);
+  }
+}
+
+void SlurmSim::admit_requeued_due(Seconds now) {
+  while (!requeued_.empty() && requeued_.top().first <= now) {
+    const int job = requeued_.top().second;
+    requeued_.pop();
+    make_pending(job, now);
+  }
+}
+
+/// The decay thread: charge usage, decay it, rescore every pending job in one batch, re-sort the queue.
+void SlurmSim::update_priorities(Seconds now) {
+  fairshare_.decay(now - last_charge_);
+  for (const auto& [expected_end, job] : running_by_limit_)
+    fairshare_.charge(requests_[job].user,
+                      static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(state_[job].start, last_charge_)));
+  last_charge_ = now;
+  next_tick_ = now + std::max<Seconds>(cluster_.priority.calc_period, 1);
+  ++counters_.priority_updates;
+
+  compact_pending();
+  batch_.clear();
+  for (int job : pending_) batch_.push_back(view(job, now));
+  scores_.assign(batch_.size(), 0.0);
+  ScoringContext context = scoring_context(now);
+  scorer_.score(context, batch_, scores_);
+  if (multifactor_) {
+    sorted_scores_ = scores_;
+    std::sort(sorted_scores_.begin(), sorted_scores_.end());
+  }
+  for (std::size_t i = 0; i < pending_.size(); ++i) state_[pending_[i]].priority = priority_of(pending_[i], scores_[i], now);
+  std::sort(pending_.begin(), pending_.end(), [this](int a, int b) { return ranks_before(a, b); });
+  dirty_ = true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Scheduling
+
+void SlurmSim::schedule(Seconds now) {
+  dirty_ = false;
+  ++counters_.scheduling_passes;
+  const int partitions = static_cast<int>(cluster_.partitions.size());
+  top_blocked_.assign(partitions, -1);
+  int blocked = 0;
+  for (std::size_t i = 0; i < pending_.size() && blocked < partitions; ++i) {
+    const int job = pending_[i];
+    if (state_[job].phase != Phase::kPending) continue;
+    bool started = false;
+    for (int p : requests_[job].partitions) {
+      if (top_blocked_[p] >= 0) continue;
+      if (try_start(job, p, now, nullptr)) {
+        started = true;
+        break;
+      }
+    }
+    if (started) continue;
+    for (int p : requests_[job].partitions) {
+      if (top_blocked_[p] >= 0) continue;
+      top_blocked_[p] = job;
+      ++blocked;
+    }
+  }
+  if (config_.backfill == Backfill::kEasy && blocked > 0) backfill(now);
+  if (pending_.size() > 64 && pending_count_ * 2 < pending_.size()) compact_pending();
+}
+
+bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* reservations) {
+  const Job& j = jobs_[job];
+  const JobRequest& r = requests_[job];
+  if (partition_free_cpus_[p] < j.cpus) return false;
+  for (int type : r.types) {
+    if (type >= 0 && partition_free_accel_[p][type] < j.accel.count) continue;
+    const Demand d = make_demand(topology_, j, p, type);
+    if (type >= 0 && d.nodes == 0) continue;
+    if (reservations == nullptr) {
+      if (!find_allocation(topology_, free_, nullptr, p, d, scratch_)) continue;
+      start(job, p, d, now);
+      return true;
+    }
+    // Backfill: a job still running at a reservation's start may use only what that reservation leaves over.
+    const Seconds ends = now + r.limit;
+    const FreeState* bound = nullptr;
+    for (const Reservation& res : *reservations)
+      if (ends > res.start) {
+        bound = &res.extra;
+        break;
+      }
+    if (!find_allocation(topology_, free_, bound, p, d, scratch_)) continue;
+    bool delays_none = true;
+    for (const Reservation& res : *reservations) {
+      if (ends <= res.start || &res.extra == bound) continue;
+      for (const Grant& g : scratch_)
+        if (res.extra.cpus[g.node] < g.cpus || res.extra.mem[g.node] < g.mem ||
+            (g.slot >= 0 && res.extra.slot_free[g.slot] < g.accel))
+          delays_none = false;
+    }
+    if (!delays_none) continue;
+    for (Reservation& res : *reservations)
+      if (ends > res.start) res.extra.take(scratch_);
+    start(job, p, d, now);
+    return true;
+  }
+  return false;
+}
+
+void SlurmSim::backfill(Seconds now) {
+  ++counters_.backfill_passes;
+  std::vector<Reservation>& reservations = reservations_;
+  reservations.clear();
+  for (int job : top_blocked_) {
+    if (job < 0) continue;
+    bool seen = false;
+    for (const Reservation& r : reservations) seen = seen || r.job == job;
+    if (seen) continue;
+    Reservation r;
+    if (reserve(job, now, r)) reservations.push_back(std::move(r));
+  }
+
+  int tested = 0;
+  const std::size_t n = pending_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int job = pending_[i];
+    if (state_[job].phase != Phase::kPending) continue;
+    bool reserved = false;
+    for (const Reservation& r : reservations) reserved = reserved || r.job == job;
+    if (reserved) continue;
+    if (config_.bf_max_job_test > 0 && ++tested > config_.bf_max_job_test) break;
+    if (free_cpus_total_ < jobs_[job].cpus) {
+      if (free_cpus_total_ == 0) break;
+      continue;
+    }
+    for (int p : requests_[job].partitions) {
+      if (try_start(job, p, now, &reservations)) {
+        ++counters_.backfilled_jobs;
+        break;
+      }
+    }
+  }
+}
+
+bool SlurmSim::reserve(int job, Seconds now, Reservation& out) {
+  const Job& j = jobs_[job];
+  bool found = false;
+  for (int p : requests_[job].partitions) {
+    if (top_blocked_[p] != job) continue;
+    for (int type : requests_[job].types) {
+      const Demand d = make_demand(topology_, j, p, type);
+      if (type >= 0 && d.nodes == 0) continue;
+      // Release running jobs in the order the scheduler expects them to end (their time limits) until it fits.
+      FreeState shadow = free_;
+      long long cpus = partition_free_cpus_[p];
+      long long accel = type >= 0 ? partition_free_accel_[p][type] : 0;
+      for (const auto& [expected_end, running] : running_by_limit_) {
+        if (found && expected_end >= out.start) break;  // cannot beat the reservation already found
+        const Allocation& a = state_[running].allocation;
+        shadow.give(a);
+        for (const Grant& g : a) {
+          if (!shadow.up[g.node] || !in_partition(g.node, p)) continue;
+          cpus += g.cpus;
+          if (g.slot >= 0 && topology_.slot_type[g.slot] == type) accel += g.accel;
+        }
+        if (cpus < j.cpus || (type >= 0 && accel < j.accel.count)) continue;
+        if (!find_allocation(topology_, shadow, nullptr, p, d, scratch_)) continue;
+        out.job = job;
+        out.start = std::max(expected_end, now);
+        shadow.take(scratch_);
+        out.extra = std::move(shadow);
+        found = true;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+void SlurmSim::start(int job, int p, const Demand& demand, Seconds now) {
+  JobState& s = state_[job];
+  const JobRequest& r = requests_[job];
+  s.phase = Phase::kRunning;
+  s.partition = p;
+  s.type = demand.type;
+  s.start = now;
+  s.allocation = scratch_;
+  take(s.allocation);
+  const Seconds run = run_time_on(cluster_, jobs_[job], r, demand.type);
+  s.times_out = run > r.limit;
+  s.end = now + std::min(run, r.limit);
+  s.expected_end = now + r.limit;
+  running_by_limit_.emplace(s.expected_end, job);
+  completions_.push(Completion{s.end, job, s.generation});
+  --pending_count_;
+  pending_cpus_.erase(pending_cpus_.find(jobs_[job].cpus));
+}
+
+void SlurmSim::finish(int job, Seconds now) {
+  JobState& s = state_[job];
+  SIM_CHECK(s.phase == Phase::kRunning, "job {} finished while not running", jobs_[job].id);
+  give(s.allocation);
+  running_by_limit_.erase({s.expected_end, job});
+  fairshare_.charge(requests_[job].user,
+                    static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(s.start, last_charge_)));
+  s.phase = Phase::kDone;
+  JobOutcome& o = outcomes_[job];
+  SIM_CHECK(o.state == JobEnd::kUnfinished, "job {} ended twice", jobs_[job].id);
+  o.start = s.start;
+  o.end = now;
+  o.state = s.times_out ? JobEnd::kTimeout : JobEnd::kCompleted;
+  o.partition = s.partition;
+  o.accelerator_type = s.type;
+  dirty_ = true;
+}
+
+void SlurmSim::requeue(int job, Seconds now) {
+  JobState& s = state_[job];
+  give(s.allocation);
+  running_by_limit_.erase({s.expected_end, job});
+  ++s.generation;
+  const double ran = static_cast<double>(now - s.start);
+  JobOutcome& o = outcomes_[job];
+  o.lost_cpu_seconds += ran * jobs_[job].cpus;
+  if (s.type >= 0) o.lost_accelerator_seconds += ran * jobs_[job].accel.count;
+  ++o.restarts;
+  ++counters_.requeues;
+  fairshare_.charge(requests_[job].user,
+                    static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(s.start, last_charge_)));
+  s.allocation.clear();
+  s.phase = Phase::kFuture;
+  if (config_.requeue_delay > 0) {
+    requeued_.emplace(now + config_.requeue_delay, job);
+  } else {
+    make_pending(job, now);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bookkeeping
+
+void SlurmSim::make_pending(int job, Seconds now) {
+  JobState& s = state_[job];
+  s.phase = Phase::kPending;
+  s.eligible = now;
+  batch_.assign(1, view(job, now));
+  scores_.assign(1, 0.0);
+  scorer_.score(scoring_context(now), batch_, scores_);
+  s.priority = priority_of(job, scores_[0], now);
+  pending_.insert(std::upper_bound(pending_.begin(), pending_.end(), job,
+                                   [this](int a, int b) { return ranks_before(a, b); }),
+                  job);
+  ++pending_count_;
+  pending_cpus_.insert(jobs_[job].cpus);
+  dirty_ = true;
+}
+
+void SlurmSim::compact_pending() {
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [this](int job) { return state_[job].phase != Phase::kPending; }),
+                 pending_.end());
+}
+
+ScoringContext SlurmSim::scoring_context(Seconds now) const {
+  ScoringContext c;
+  c.now = now;
+  c.total_cpus = total_cpus_;
+  c.idle_cpus = static_cast<int>(free_cpus_total_);
+  c.pending_jobs = static_cast<int>(pending_count_);
+  return c;
+}
+
+PendingJob SlurmSim::view(int job, Seconds now) const {
+  const Job& j = jobs_[job];
+  const JobRequest& r = requests_[job];
+  PendingJob p;
+  p.id = j.id;
+  p.submit = j.submit;
+  p.wait = std::max<Seconds>(now - j.submit, 0);
+  p.time_limit = r.limit;
+  p.cpus = j.cpus;
+  p.nodes = std::max(j.nodes, 1);
+  p.accelerators = j.accel.count;
+  p.restarts = outcomes_[job].restarts;
+  p.checkpointable = j.checkpointable;
+  const Seconds max_age = std::max<Seconds>(cluster_.priority.max_age, 1);
+  p.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
+  p.fairshare_factor = fairshare_.factor(r.user);
+  p.job_size_factor = r.job_size_factor;
+  p.partition_factor = r.partition_factor;
+  p.qos_factor = r.qos_factor;
+  return p;
+}
+
+/// Without multifactor weights the policy's score is the priority. With them, the score enters as Slurm's site
+/// factor: its rank among the last batch of scores, scaled to [0, weight.site], added to the weighted factors.
+double SlurmSim::priority_of(int job, double score, Seconds now) const {
+  if (!multifactor_) return score;
+  const PendingJob p = view(job, now);
+  const PriorityWeights& w = cluster_.priority;
+  double site = 0;
+  if (!sorted_scores_.empty()) {
+    const auto below = std::lower_bound(sorted_scores_.begin(), sorted_scores_.end(), score) - sorted_scores_.begin();
+    site = static_cast<double>(below) / static_cast<double>(sorted_scores_.size());
+  }
+  return w.age * p.age_factor + w.fairshare * p.fairshare_factor + w.job_size * p.job_size_factor +
+         w.partition * p.partition_factor + w.qos * p.qos_factor + w.site * site;
+}
+
+/// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.
+bool SlurmSim::ranks_before(int a, int b) const {
+  const int ta = requests_[a].tier, tb = requests_[b].tier;
+  if (ta != tb) return ta > tb;
+  const double pa = state_[a].priority, pb = state_[b].priority;
+  if (pa != pb) return pa > pb;
+  if (jobs_[a].submit != jobs_[b].submit) return jobs_[a].submit < jobs_[b].submit;
+  return a < b;
+}
+
+bool SlurmSim::in_partition(int node, int p) const {
+  for (int q : node_partitions_[node])
+    if (q == p) return true;
+  return false;
+}
+
+void SlurmSim::take(const Allocation& allocation) {
+  free_.take(allocation);
+  adjust_aggregates(allocation, -1);
+}
+
+void SlurmSim::give(const Allocation& allocation) {
+  free_.give(allocation);
+  adjust_aggregates(allocation, +1);
+}
+
+void SlurmSim::adjust_aggregates(const Allocation& allocation, int sign) {
+  for (const Grant& g : allocation) {
+    if (!free_.up[g.node]) continue;
+    free_cpus_total_ += sign * g.cpus;
+    if (g.slot >= 0) free_accel_total_ += sign * g.accel;
+    for (int p : node_partitions_[g.node]) {
+      partition_free_cpus_[p] += sign * g.cpus;
+      if (g.slot >= 0) partition_free_accel_[p][topology_.slot_type[g.slot]] += sign * g.accel;
+    }
+  }
+}
+
+void SlurmSim::set_node_up(int node, bool up) {
+  if (static_cast<bool>(free_.up[node]) == up) return;
+  const int sign = up ? +1 : -1;
+  if (up) free_.up[node] = 1;
+  free_cpus_total_ += sign * free_.cpus[node];
+  for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s)
+    free_accel_total_ += sign * free_.slot_free[s];
+  for (int p : node_partitions_[node]) {
+    partition_free_cpus_[p] += sign * free_.cpus[node];
+    for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s)
+      partition_free_accel_[p][topology_.slot_type[s]] += sign * free_.slot_free[s];
+  }
+  if (!up) free_.up[node] = 0;
+}
+
+/// Fragmentation: is a pending job waiting that would fit in the idle total of one of its partitions?
+void SlurmSim::measure_fragmentation() {
+  bool cpu_fits = false, accel_fits = false;
+  const bool scan = (!pending_cpus_.empty() && *pending_cpus_.begin() <= free_cpus_total_) || free_accel_total_ > 0;
+  for (std::size_t i = 0; scan && i < pending_.size() && !(cpu_fits && accel_fits); ++i) {
+    const int job = pending_[i];
+    if (state_[job].phase != Phase::kPending) continue;
+    const Job& j = jobs_[job];
+    for (int p : requests_[job].partitions) {
+      if (partition_free_cpus_[p] < j.cpus) continue;
+      cpu_fits = true;
+      if (j.accel.count == 0) break;
+      for (int t : requests_[job].types)
+        if (t >= 0 && partition_free_accel_[p][t] >= j.accel.count) accel_fits = true;
+    }
+  }
+  fragmentation_.set(free_cpus_total_, cpu_fits, free_accel_total_, accel_fits);
+}
+
+void SlurmSim::check_invariants() const {
+  long long cpus = 0, accel = 0;
+  for (int n = 0; n < topology_.node_count(); ++n) {
+    SIM_CHECK(free_.cpus[n] >= 0 && free_.cpus[n] <= topology_.cpus[n], "node {} has {} free CPUs of {}",
+              cluster_.nodes[n].name, free_.cpus[n], topology_.cpus[n]);
+    SIM_CHECK(free_.mem[n] >= 0 && free_.mem[n] <= topology_.mem[n], "node {} memory oversubscribed",
+              cluster_.nodes[n].name);
+    for (int s = topology_.slot_begin[n]; s < topology_.slot_begin[n + 1]; ++s) {
+      SIM_CHECK(free_.slot_free[s] >= 0 && free_.slot_free[s] <= topology_.slot_count[s],
+                "node {} accelerators oversubscribed", cluster_.nodes[n].name);
+      if (free_.up[n]) accel += free_.slot_free[s];
+    }
+    if (free_.up[n]) cpus += free_.cpus[n];
+  }
+  SIM_CHECK(cpus == free_cpus_total_, "free CPU total {} != {} recounted", free_cpus_total_, cpus);
+  SIM_CHECK(accel == free_accel_total_, "free accelerator total {} != {} recounted", free_accel_total_, accel);
+  std::size_t pending = 0;
+  for (const JobState& s : state_) pending += s.phase == Phase::kPending ? 1 : 0;
+  SIM_CHECK(pending == pending_count_, "{} jobs pending, {} counted", pending, pending_count_);
+}
+
+Result<SimResult> simulate(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer,
+                           const SimConfig& config) {
+  if (Status s = validate(cluster); !s.ok()) return s;
+  try {
+    return SlurmSim(cluster, jobs, scorer, config).run();
+  } catch (const std::logic_error& e) {
+    return Status::Internal(std::string("simulator invariant broken: ") + e.what());
+  }
+}
+
+}  // namespace rlsched::sim

@@ -1,0 +1,159 @@
+// The event loop and scheduling passes behind rlsched::sim::simulate (see simulator.h for what is modelled).
+#pragma once
+
+#include <chrono>
+#include <queue>
+#include <set>
+#include <vector>
+
+#include "fairshare.h"
+#include "job_request.h"
+#include "resources.h"
+#include "rlsched/sim/simulator.h"
+
+namespace rlsched::sim {
+
+/// Integrates idle resources over time, and the part of it during which a pending job would have fit the idle total.
+class FragmentationMeter {
+ public:
+  void advance(Seconds elapsed) {
+    const double dt = static_cast<double>(elapsed);
+    idle_cpu_ += cpus_ * dt;
+    idle_accel_ += accel_ * dt;
+    if (cpu_fits_) wasted_cpu_ += cpus_ * dt;
+    if (accel_fits_) wasted_accel_ += accel_ * dt;
+  }
+  void set(long long idle_cpus, bool cpu_fits, long long idle_accel, bool accel_fits) {
+    cpus_ = static_cast<double>(idle_cpus);
+    accel_ = static_cast<double>(idle_accel);
+    cpu_fits_ = cpu_fits;
+    accel_fits_ = accel_fits;
+  }
+  double cpu_share() const { return idle_cpu_ > 0 ? wasted_cpu_ / idle_cpu_ : 0; }
+  double accel_share() const { return idle_accel_ > 0 ? wasted_accel_ / idle_accel_ : 0; }
+
+ private:
+  double cpus_ = 0, accel_ = 0;
+  bool cpu_fits_ = false, accel_fits_ = false;
+  double idle_cpu_ = 0, idle_accel_ = 0, wasted_cpu_ = 0, wasted_accel_ = 0;
+};
+
+class SlurmSim {
+ public:
+  SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config);
+  /// Runs to the end. Throws std::logic_error when an invariant breaks.
+  SimResult run();
+
+ private:
+  enum class Phase : std::uint8_t { kFuture, kPending, kRunning, kDone };
+
+  struct JobState {
+    Phase phase = Phase::kFuture;
+    Seconds eligible = 0;  ///< submit, or when a requeued job may run again
+    double priority = 0;
+    int partition = -1;
+    int type = -1;
+    Seconds start = -1;
+    Seconds end = -1;           ///< actual end of the current run (by run time or time limit)
+    Seconds expected_end = -1;  ///< start + time limit: what the scheduler believes
+    bool times_out = false;
+    std::uint32_t generation = 0;  ///< invalidates completion events of runs cut short by a node failure
+    Allocation allocation;
+  };
+
+  struct Completion {
+    Seconds at;
+    int job;
+    std::uint32_t generation;
+    bool operator>(const Completion& o) const { return at != o.at ? at > o.at : job > o.job; }
+  };
+
+  /// Where a blocked job will start if running jobs end at their time limits, and what is left over then.
+  struct Reservation {
+    int job = -1;
+    Seconds start = 0;
+    FreeState extra;  ///< free at `start` minus the reserved job's allocation; bounds long backfill jobs
+  };
+
+  // Events.
+  Seconds next_event_time();
+  void complete_due(Seconds now);
+  void apply_failures_due(Seconds now);
+  void admit_arrivals_due(Seconds now);
+  void admit_requeued_due(Seconds now);
+  void update_priorities(Seconds now);
+
+  // Scheduling.
+  void schedule(Seconds now);
+  void backfill(Seconds now);
+  bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
+  bool reserve(int job, Seconds now, Reservation& out);
+  /// Starts `job` on the allocation in scratch_.
+  void start(int job, int partition, const Demand& demand, Seconds now);
+  void finish(int job, Seconds now);
+  void requeue(int job, Seconds now);
+
+  // Bookkeeping.
+  void make_pending(int job, Seconds now);
+  void compact_pending();
+  ScoringContext scoring_context(Seconds now) const;
+  PendingJob view(int job, Seconds now) const;
+  double priority_of(int job, double score, Seconds now) const;
+  bool ranks_before(int a, int b) const;
+  bool in_partition(int node, int partition) const;
+  void take(const Allocation& allocation);
+  void give(const Allocation& allocation);
+  void adjust_aggregates(const Allocation& allocation, int sign);
+  void set_node_up(int node, bool up);
+  void measure_fragmentation();
+  void check_invariants() const;
+
+  const Cluster& cluster_;
+  const std::vector<Job>& jobs_;
+  const Scorer& scorer_;
+  const SimConfig& config_;
+  const Topology topology_;
+  const int total_cpus_;
+  const bool multifactor_;
+  const bool ticks_;  ///< priorities change while jobs wait, so the decay thread must run
+
+  std::vector<JobRequest> requests_;
+  std::vector<JobState> state_;
+  std::vector<JobOutcome> outcomes_;
+  SimCounters counters_;
+
+  FreeState free_;
+  long long free_cpus_total_ = 0;   // up nodes only
+  long long free_accel_total_ = 0;  // up nodes only
+  std::vector<std::vector<int>> node_partitions_;
+  std::vector<int> partition_free_cpus_;                 // up nodes only
+  std::vector<std::vector<int>> partition_free_accel_;   // [partition][type], up nodes only
+
+  std::vector<int> arrival_order_;  // job indices by submit time
+  std::size_t next_arrival_ = 0;
+  std::vector<int> pending_;        // priority order; entries that stopped pending are dropped lazily
+  std::size_t pending_count_ = 0;
+  std::multiset<int> pending_cpus_;  // CPU requests of pending jobs (fragmentation needs the smallest)
+  std::set<std::pair<Seconds, int>> running_by_limit_;  // (expected end, job)
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> requeued_;
+  std::vector<std::pair<Seconds, NodeFailure>> failure_events_;  // (time, failure) sorted; up events too
+  std::size_t next_failure_ = 0;
+
+  FairShare fairshare_;
+  Seconds next_tick_ = 0;
+  Seconds last_event_ = 0;
+  Seconds last_charge_ = 0;
+  std::vector<double> sorted_scores_;  // last tick's scores, for the site factor of jobs arriving in between
+  bool dirty_ = false;                 // something changed since the last scheduling pass
+
+  // Scratch buffers reused across calls.
+  std::vector<PendingJob> batch_;
+  std::vector<double> scores_;
+  Allocation scratch_;
+  std::vector<int> top_blocked_;  // per partition: its highest-priority job that could not start, -1 if none
+  std::vector<Reservation> reservations_;
+  FragmentationMeter fragmentation_;
+};
+
+}  // namespace rlsched::sim
