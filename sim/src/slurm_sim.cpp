@@ -63,6 +63,9 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
     }
   }
 
+  for (const auto& nodes : topology_.partition_nodes)
+    partition_whole_.push_back(static_cast<int>(nodes.size()) == topology_.node_count() ? 1 : 0);
+
   arrival_order_.resize(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) arrival_order_[i] = static_cast<int>(i);
   std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
@@ -175,6 +178,7 @@ void SlurmSim::apply_failures_due(Seconds now) {
       set_node_up(f.node, true);
     }
     dirty_ = true;
+    only_arrivals_ = false;
   }
 }
 
@@ -212,7 +216,7 @@ void SlurmSim::update_priorities(Seconds now) {
 
   compact_pending();
   batch_.clear();
-  for (int job : pending_) batch_.push_back(view(job, now));
+  for (const QueueEntry& e : pending_) batch_.push_back(view(e.job, now));
   scores_.assign(batch_.size(), 0.0);
   ScoringContext context = scoring_context(now);
   scorer_.score(context, batch_, scores_);
@@ -220,9 +224,12 @@ void SlurmSim::update_priorities(Seconds now) {
     sorted_scores_ = scores_;
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
   }
-  for (std::size_t i = 0; i < pending_.size(); ++i) state_[pending_[i]].priority = priority_of(pending_[i], scores_[i], now);
-  std::sort(pending_.begin(), pending_.end(), [this](int a, int b) { return ranks_before(a, b); });
+  for (std::size_t i = 0; i < pending_.size(); ++i)
+    state_[pending_[i].job].priority = priority_of(pending_[i].job, scores_[i], now);
+  std::sort(pending_.begin(), pending_.end(),
+            [this](const QueueEntry& a, const QueueEntry& b) { return ranks_before(a.job, b.job); });
   dirty_ = true;
+  only_arrivals_ = false;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -231,12 +238,21 @@ void SlurmSim::update_priorities(Seconds now) {
 void SlurmSim::schedule(Seconds now) {
   dirty_ = false;
   ++counters_.scheduling_passes;
+  if (only_arrivals_ && schedule_arrivals_only(now)) {
+    new_arrivals_.clear();
+    return;
+  }
+  new_arrivals_.clear();
+  only_arrivals_ = true;
+
+  // The main scheduler: priority order, each partition blocked for lower-priority jobs at its first failure.
   const int partitions = static_cast<int>(cluster_.partitions.size());
   top_blocked_.assign(partitions, -1);
   int blocked = 0;
-  for (std::size_t i = 0; i < pending_.size() && blocked < partitions; ++i) {
-    const int job = pending_[i];
-    if (state_[job].phase != Phase::kPending) continue;
+  while (first_live_ < pending_.size() && !live(pending_[first_live_])) ++first_live_;
+  for (std::size_t i = first_live_; i < pending_.size() && blocked < partitions; ++i) {
+    if (!live(pending_[i])) continue;
+    const int job = pending_[i].job;
     bool started = false;
     for (int p : requests_[job].partitions) {
       if (top_blocked_[p] >= 0) continue;
@@ -252,43 +268,70 @@ void SlurmSim::schedule(Seconds now) {
       ++blocked;
     }
   }
+  reservations_.clear();
   if (config_.backfill == Backfill::kEasy && blocked > 0) backfill(now);
-  if (pending_.size() > 64 && pending_count_ * 2 < pending_.size()) compact_pending();
+  if (pending_.size() > 2 * pending_count_ + 64) compact_pending();
+}
+
+/// Since the last full pass only jobs arrived: nothing that was blocked can start now, so unless a newcomer outranks
+/// a partition's blocked job (or lands in a partition nothing blocks) only the newcomers need a backfill test,
+/// against the reservations already made. \return false when a full pass is needed.
+bool SlurmSim::schedule_arrivals_only(Seconds now) {
+  for (int job : new_arrivals_) {
+    if (state_[job].phase != Phase::kPending) continue;
+    for (int p : requests_[job].partitions)
+      if (top_blocked_[p] < 0 || ranks_before(job, top_blocked_[p])) return false;
+  }
+  if (config_.backfill == Backfill::kEasy) {
+    ++counters_.backfill_passes;
+    for (int job : new_arrivals_)
+      if (state_[job].phase == Phase::kPending) backfill_one(job, now);
+  }
+  return true;
 }
 
 bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* reservations) {
   const Job& j = jobs_[job];
   const JobRequest& r = requests_[job];
   if (partition_free_cpus_[p] < j.cpus) return false;
+  const Seconds ends = now + r.limit;
+  const FreeState* bound = nullptr;
+  if (reservations != nullptr) {
+    for (const Reservation& res : *reservations) {
+      if (ends <= res.start) continue;
+      if (!res.per_node && res.partition == p && j.cpus > res.extra_cpus) return false;
+      if (res.per_node && bound == nullptr) bound = &res.extra;
+    }
+  }
   for (int type : r.types) {
     if (type >= 0 && partition_free_accel_[p][type] < j.accel.count) continue;
     const Demand d = make_demand(topology_, j, p, type);
     if (type >= 0 && d.nodes == 0) continue;
-    if (reservations == nullptr) {
-      if (!find_allocation(topology_, free_, nullptr, p, d, scratch_)) continue;
-      start(job, p, d, now);
-      return true;
-    }
-    // Backfill: a job still running at a reservation's start may use only what that reservation leaves over.
-    const Seconds ends = now + r.limit;
-    const FreeState* bound = nullptr;
-    for (const Reservation& res : *reservations)
-      if (ends > res.start) {
-        bound = &res.extra;
-        break;
-      }
     if (!find_allocation(topology_, free_, bound, p, d, scratch_)) continue;
-    bool delays_none = true;
-    for (const Reservation& res : *reservations) {
-      if (ends <= res.start || &res.extra == bound) continue;
-      for (const Grant& g : scratch_)
-        if (res.extra.cpus[g.node] < g.cpus || res.extra.mem[g.node] < g.mem ||
-            (g.slot >= 0 && res.extra.slot_free[g.slot] < g.accel))
-          delays_none = false;
+    if (reservations != nullptr) {
+      // Backfill: a job still running at a reservation's start may use only what that reservation leaves over.
+      bool delays_none = true;
+      for (const Reservation& res : *reservations) {
+        if (ends <= res.start) continue;
+        if (!res.per_node) {
+          delays_none = delays_none && cpus_in(res.partition, scratch_) <= res.extra_cpus;
+        } else if (&res.extra != bound) {
+          for (const Grant& g : scratch_)
+            if (res.extra.cpus[g.node] < g.cpus || res.extra.mem[g.node] < g.mem ||
+                (g.slot >= 0 && res.extra.slot_free[g.slot] < g.accel))
+              delays_none = false;
+        }
+      }
+      if (!delays_none) continue;
+      for (Reservation& res : *reservations) {
+        if (ends <= res.start) continue;
+        if (res.per_node) {
+          res.extra.take(scratch_);
+        } else {
+          res.extra_cpus -= cpus_in(res.partition, scratch_);
+        }
+      }
     }
-    if (!delays_none) continue;
-    for (Reservation& res : *reservations)
-      if (ends > res.start) res.extra.take(scratch_);
     start(job, p, d, now);
     return true;
   }
@@ -297,37 +340,44 @@ bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* 
 
 void SlurmSim::backfill(Seconds now) {
   ++counters_.backfill_passes;
-  std::vector<Reservation>& reservations = reservations_;
-  reservations.clear();
   for (int job : top_blocked_) {
     if (job < 0) continue;
     bool seen = false;
-    for (const Reservation& r : reservations) seen = seen || r.job == job;
+    for (const Reservation& r : reservations_) seen = seen || r.job == job;
     if (seen) continue;
     Reservation r;
-    if (reserve(job, now, r)) reservations.push_back(std::move(r));
+    if (reserve(job, now, r)) reservations_.push_back(std::move(r));
   }
 
+  // The single aggregate reservation of a one-partition cluster (the common case) lets most jobs be rejected
+  // from the inline fields alone: too many CPUs for what is free, or running past the reservation with more CPUs
+  // than it leaves over.
+  const Reservation* only = reservations_.size() == 1 && !reservations_[0].per_node ? &reservations_[0] : nullptr;
   int tested = 0;
-  const std::size_t n = pending_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const int job = pending_[i];
-    if (state_[job].phase != Phase::kPending) continue;
+  for (std::size_t i = first_live_; i < pending_.size(); ++i) {
+    if (pending_cpus_.empty() || free_cpus_total_ < *pending_cpus_.begin()) break;  // nothing more can fit
+    const QueueEntry& e = pending_[i];
+    if (e.cpus > free_cpus_total_) continue;
+    if (only != nullptr && now + e.limit > only->start && e.cpus > only->extra_cpus) continue;
+    if (!live(e)) continue;
+    const int job = e.job;
     bool reserved = false;
-    for (const Reservation& r : reservations) reserved = reserved || r.job == job;
+    for (const Reservation& r : reservations_) reserved = reserved || r.job == job;
     if (reserved) continue;
     if (config_.bf_max_job_test > 0 && ++tested > config_.bf_max_job_test) break;
-    if (free_cpus_total_ < jobs_[job].cpus) {
-      if (free_cpus_total_ == 0) break;
-      continue;
-    }
-    for (int p : requests_[job].partitions) {
-      if (try_start(job, p, now, &reservations)) {
-        ++counters_.backfilled_jobs;
-        break;
-      }
+    backfill_one(job, now);
+  }
+}
+
+bool SlurmSim::backfill_one(int job, Seconds now) {
+  if (free_cpus_total_ < jobs_[job].cpus) return false;
+  for (int p : requests_[job].partitions) {
+    if (try_start(job, p, now, &reservations_)) {
+      ++counters_.backfilled_jobs;
+      return true;
     }
   }
+  return false;
 }
 
 bool SlurmSim::reserve(int job, Seconds now, Reservation& out) {
@@ -339,6 +389,23 @@ bool SlurmSim::reserve(int job, Seconds now, Reservation& out) {
       const Demand d = make_demand(topology_, j, p, type);
       if (type >= 0 && d.nodes == 0) continue;
       // Release running jobs in the order the scheduler expects them to end (their time limits) until it fits.
+      if (d.nodes == 0 && d.mem_per_node <= 0) {  // CPUs anywhere in the partition: counting is exact
+        long long cpus = partition_free_cpus_[p];
+        for (const auto& [expected_end, running] : running_by_limit_) {
+          if (found && expected_end >= out.start) break;
+          cpus += partition_whole_[p] && nodes_down_ == 0 ? state_[running].allocated_cpus
+                                                          : cpus_in(p, state_[running].allocation);
+          if (cpus < d.cpus) continue;
+          out.job = job;
+          out.partition = p;
+          out.start = std::max(expected_end, now);
+          out.per_node = false;
+          out.extra_cpus = cpus - d.cpus;
+          found = true;
+          break;
+        }
+        continue;
+      }
       FreeState shadow = free_;
       long long cpus = partition_free_cpus_[p];
       long long accel = type >= 0 ? partition_free_accel_[p][type] : 0;
@@ -354,7 +421,9 @@ bool SlurmSim::reserve(int job, Seconds now, Reservation& out) {
         if (cpus < j.cpus || (type >= 0 && accel < j.accel.count)) continue;
         if (!find_allocation(topology_, shadow, nullptr, p, d, scratch_)) continue;
         out.job = job;
+        out.partition = p;
         out.start = std::max(expected_end, now);
+        out.per_node = true;
         shadow.take(scratch_);
         out.extra = std::move(shadow);
         found = true;
@@ -373,6 +442,8 @@ void SlurmSim::start(int job, int p, const Demand& demand, Seconds now) {
   s.type = demand.type;
   s.start = now;
   s.allocation = scratch_;
+  s.allocated_cpus = 0;
+  for (const Grant& g : s.allocation) s.allocated_cpus += g.cpus;
   take(s.allocation);
   const Seconds run = run_time_on(cluster_, jobs_[job], r, demand.type);
   s.times_out = run > r.limit;
@@ -382,6 +453,7 @@ void SlurmSim::start(int job, int p, const Demand& demand, Seconds now) {
   completions_.push(Completion{s.end, job, s.generation});
   --pending_count_;
   pending_cpus_.erase(pending_cpus_.find(jobs_[job].cpus));
+  if (jobs_[job].accel.count > 0) --pending_accel_jobs_;
 }
 
 void SlurmSim::finish(int job, Seconds now) {
@@ -400,6 +472,7 @@ void SlurmSim::finish(int job, Seconds now) {
   o.partition = s.partition;
   o.accelerator_type = s.type;
   dirty_ = true;
+  only_arrivals_ = false;
 }
 
 void SlurmSim::requeue(int job, Seconds now) {
@@ -417,6 +490,7 @@ void SlurmSim::requeue(int job, Seconds now) {
                     static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(s.start, last_charge_)));
   s.allocation.clear();
   s.phase = Phase::kFuture;
+  only_arrivals_ = false;
   if (config_.requeue_delay > 0) {
     requeued_.emplace(now + config_.requeue_delay, job);
   } else {
@@ -435,18 +509,23 @@ void SlurmSim::make_pending(int job, Seconds now) {
   scores_.assign(1, 0.0);
   scorer_.score(scoring_context(now), batch_, scores_);
   s.priority = priority_of(job, scores_[0], now);
-  pending_.insert(std::upper_bound(pending_.begin(), pending_.end(), job,
-                                   [this](int a, int b) { return ranks_before(a, b); }),
-                  job);
+  const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation};
+  const auto at = std::upper_bound(pending_.begin(), pending_.end(), entry, [this](const QueueEntry& a, const QueueEntry& b) {
+    return ranks_before(a.job, b.job);
+  });
+  first_live_ = std::min(first_live_, static_cast<std::size_t>(at - pending_.begin()));
+  pending_.insert(at, entry);
   ++pending_count_;
   pending_cpus_.insert(jobs_[job].cpus);
+  if (jobs_[job].accel.count > 0) ++pending_accel_jobs_;
+  new_arrivals_.push_back(job);
   dirty_ = true;
 }
 
 void SlurmSim::compact_pending() {
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [this](int job) { return state_[job].phase != Phase::kPending; }),
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [this](const QueueEntry& e) { return !live(e); }),
                  pending_.end());
+  first_live_ = 0;
 }
 
 ScoringContext SlurmSim::scoring_context(Seconds now) const {
@@ -505,6 +584,13 @@ bool SlurmSim::ranks_before(int a, int b) const {
   return a < b;
 }
 
+long long SlurmSim::cpus_in(int p, const Allocation& allocation) const {
+  long long cpus = 0;
+  for (const Grant& g : allocation)
+    if (free_.up[g.node] && (partition_whole_[p] || in_partition(g.node, p))) cpus += g.cpus;
+  return cpus;
+}
+
 bool SlurmSim::in_partition(int node, int p) const {
   for (int q : node_partitions_[node])
     if (q == p) return true;
@@ -537,6 +623,7 @@ void SlurmSim::set_node_up(int node, bool up) {
   if (static_cast<bool>(free_.up[node]) == up) return;
   const int sign = up ? +1 : -1;
   if (up) free_.up[node] = 1;
+  nodes_down_ -= sign;
   free_cpus_total_ += sign * free_.cpus[node];
   for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s)
     free_accel_total_ += sign * free_.slot_free[s];
@@ -551,15 +638,20 @@ void SlurmSim::set_node_up(int node, bool up) {
 /// Fragmentation: is a pending job waiting that would fit in the idle total of one of its partitions?
 void SlurmSim::measure_fragmentation() {
   bool cpu_fits = false, accel_fits = false;
-  const bool scan = (!pending_cpus_.empty() && *pending_cpus_.begin() <= free_cpus_total_) || free_accel_total_ > 0;
-  for (std::size_t i = 0; scan && i < pending_.size() && !(cpu_fits && accel_fits); ++i) {
-    const int job = pending_[i];
-    if (state_[job].phase != Phase::kPending) continue;
+  const bool any_cpu_fit = !pending_cpus_.empty() && *pending_cpus_.begin() <= free_cpus_total_;
+  if (cluster_.partitions.size() == 1) {
+    cpu_fits = any_cpu_fit;  // the smallest pending request decides
+  }
+  const bool scan_cpu = any_cpu_fit && !cpu_fits;
+  const bool scan_accel = pending_accel_jobs_ > 0 && free_accel_total_ > 0;
+  for (std::size_t i = first_live_; (scan_cpu || scan_accel) && i < pending_.size(); ++i) {
+    if ((cpu_fits || !scan_cpu) && (accel_fits || !scan_accel)) break;
+    if (!live(pending_[i])) continue;
+    const int job = pending_[i].job;
     const Job& j = jobs_[job];
     for (int p : requests_[job].partitions) {
       if (partition_free_cpus_[p] < j.cpus) continue;
       cpu_fits = true;
-      if (j.accel.count == 0) break;
       for (int t : requests_[job].types)
         if (t >= 0 && partition_free_accel_[p][t] >= j.accel.count) accel_fits = true;
     }

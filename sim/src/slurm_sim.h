@@ -59,6 +59,7 @@ class SlurmSim {
     bool times_out = false;
     std::uint32_t generation = 0;  ///< invalidates completion events of runs cut short by a node failure
     Allocation allocation;
+    int allocated_cpus = 0;
   };
 
   struct Completion {
@@ -69,10 +70,15 @@ class SlurmSim {
   };
 
   /// Where a blocked job will start if running jobs end at their time limits, and what is left over then.
+  /// A job that only needs CPUs spread anywhere in the partition gets an aggregate reservation (a count of CPUs);
+  /// any other job a per-node one (what each node has left at `start`).
   struct Reservation {
     int job = -1;
+    int partition = -1;
     Seconds start = 0;
-    FreeState extra;  ///< free at `start` minus the reserved job's allocation; bounds long backfill jobs
+    bool per_node = false;
+    long long extra_cpus = 0;  ///< aggregate: partition CPUs left at `start` after the reserved job
+    FreeState extra;           ///< per node: free at `start` minus the reserved job's allocation
   };
 
   // Events.
@@ -85,7 +91,9 @@ class SlurmSim {
 
   // Scheduling.
   void schedule(Seconds now);
+  bool schedule_arrivals_only(Seconds now);
   void backfill(Seconds now);
+  bool backfill_one(int job, Seconds now);
   bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
   bool reserve(int job, Seconds now, Reservation& out);
   /// Starts `job` on the allocation in scratch_.
@@ -101,6 +109,7 @@ class SlurmSim {
   double priority_of(int job, double score, Seconds now) const;
   bool ranks_before(int a, int b) const;
   bool in_partition(int node, int partition) const;
+  long long cpus_in(int partition, const Allocation& allocation) const;
   void take(const Allocation& allocation);
   void give(const Allocation& allocation);
   void adjust_aggregates(const Allocation& allocation, int sign);
@@ -125,15 +134,30 @@ class SlurmSim {
   FreeState free_;
   long long free_cpus_total_ = 0;   // up nodes only
   long long free_accel_total_ = 0;  // up nodes only
+  int nodes_down_ = 0;
   std::vector<std::vector<int>> node_partitions_;
+  std::vector<char> partition_whole_;  // partition has every node: membership tests can be skipped
   std::vector<int> partition_free_cpus_;                 // up nodes only
   std::vector<std::vector<int>> partition_free_accel_;   // [partition][type], up nodes only
 
   std::vector<int> arrival_order_;  // job indices by submit time
   std::size_t next_arrival_ = 0;
-  std::vector<int> pending_;        // priority order; entries that stopped pending are dropped lazily
+  /// A pending job in queue order. What backfill filters on is stored inline, so that scanning a long queue for
+  /// the few jobs that fit reads one contiguous array. Entries of jobs that started stay until the next compaction.
+  struct QueueEntry {
+    int job;
+    int cpus;
+    Seconds limit;
+    std::uint32_t generation;  // the job's generation when queued: a requeued job's old entry is stale
+  };
+  bool live(const QueueEntry& e) const {
+    return state_[e.job].phase == Phase::kPending && state_[e.job].generation == e.generation;
+  }
+  std::vector<QueueEntry> pending_;
   std::size_t pending_count_ = 0;
-  std::multiset<int> pending_cpus_;  // CPU requests of pending jobs (fragmentation needs the smallest)
+  std::size_t first_live_ = 0;  // no live entry before this index (jobs start mostly from the head)
+  std::multiset<int> pending_cpus_;  // CPU requests of pending jobs (backfill and fragmentation need the smallest)
+  std::size_t pending_accel_jobs_ = 0;
   std::set<std::pair<Seconds, int>> running_by_limit_;  // (expected end, job)
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> requeued_;
@@ -146,6 +170,8 @@ class SlurmSim {
   Seconds last_charge_ = 0;
   std::vector<double> sorted_scores_;  // last tick's scores, for the site factor of jobs arriving in between
   bool dirty_ = false;                 // something changed since the last scheduling pass
+  bool only_arrivals_ = false;         // ...and it was only arrivals (the last full pass's blocks still hold)
+  std::vector<int> new_arrivals_;
 
   // Scratch buffers reused across calls.
   std::vector<PendingJob> batch_;
