@@ -34,10 +34,15 @@ Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nod
     out.procs_per_node = std::max(procs / out.nodes, 1);
   }
   const long long capacity = static_cast<long long>(out.nodes) * out.procs_per_node;
-  for (const Job& job : out.jobs)
+  out.packed.reserve(out.jobs.size());
+  for (const Job& job : out.jobs) {
     if (job.cpus > capacity)
       return Status::InvalidInput(fmt::format("job {} asks for {} processors, the machine has {}", job.id, job.cpus,
                                               capacity));
+    const Seconds request = job.time_limit > 0 ? job.time_limit : job.run_time;
+    const int nodes_needed = (job.cpus + out.procs_per_node - 1) / out.procs_per_node;
+    out.packed.push_back(CompatJob{job.submit, job.run_time, request, job.cpus, nodes_needed});
+  }
   return out;
 }
 
@@ -63,7 +68,8 @@ struct LaterEnd {
 class CompatRun {
  public:
   CompatRun(const CompatWorkload& workload, std::size_t first, std::size_t count, const Scorer& scorer, bool backfill)
-      : jobs_(workload.jobs),
+      : jobs_(workload.packed),
+        ids_(workload.jobs),
         procs_per_node_(workload.procs_per_node),
         first_(first),
         end_(std::min(first + count, workload.jobs.size())),
@@ -88,36 +94,37 @@ class CompatRun {
         }
       }
       start(head);
+      compact();
       if (!move_forward_for_job()) break;
     }
     outcomes.reserve(end_ - first_);
     for (std::size_t j = first_; j < end_; ++j) {
-      const Job& job = jobs_[j];
+      const CompatJob& job = jobs_[j];
       JobOutcome o;
       o.job = j;
       o.submit = job.submit;
       o.start = start_time_[j - first_];
-      o.end = o.start + job.run_time;
+      o.end = o.start + job.run;
       o.state = JobEnd::kCompleted;
-      o.cpus = job.cpus;
+      o.cpus = job.procs;
       outcomes.push_back(o);
     }
     return outcomes;
   }
 
  private:
-  int nodes_needed(std::size_t j) const { return (jobs_[j].cpus + procs_per_node_ - 1) / procs_per_node_; }
+  int nodes_needed(std::size_t j) const { return jobs_[j].nodes; }
   bool fits(std::size_t j) const { return nodes_needed(j) <= free_nodes_; }
   bool started(std::size_t j) const { return start_time_[j - first_] >= 0; }
-  Seconds request(std::size_t j) const { return jobs_[j].time_limit > 0 ? jobs_[j].time_limit : jobs_[j].run_time; }
+  Seconds request(std::size_t j) const { return jobs_[j].request; }
 
   PendingJob view(std::size_t j) const {
     PendingJob p;
-    p.id = jobs_[j].id;
+    p.id = ids_[j].id;
     p.submit = jobs_[j].submit;
     p.wait = now_ - jobs_[j].submit;
     p.time_limit = request(j);
-    p.cpus = jobs_[j].cpus;
+    p.cpus = jobs_[j].procs;
     p.nodes = nodes_needed(j);
     return p;
   }
@@ -188,27 +195,31 @@ class CompatRun {
     start_time_[j - first_] = now_;
     free_nodes_ -= nodes_needed(j);
     --queued_count_;
-    running_.push_back(RunningJob{now_ + jobs_[j].run_time, now_, request(j), nodes_needed(j), seq_++});
+    running_.push_back(RunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), seq_++});
     std::push_heap(running_.begin(), running_.end(), LaterEnd());
-    if (fcfs_.size() > 64 && queued_count_ * 2 < fcfs_.size()) {
+  }
+
+  /// Drops started jobs from the FCFS list; only between scans, never while one iterates it.
+  void compact() {
+    if (fcfs_.size() > 64 && queued_count_ * 2 < fcfs_.size())
       fcfs_.erase(std::remove_if(fcfs_.begin(), fcfs_.end(), [this](std::size_t q) { return started(q); }),
                   fcfs_.end());
-    }
   }
 
   /// Moves time to the next event: the next arrival if it comes no later than the next completion, else that
-  /// completion (arrivals first on ties, as RLScheduler does).
-  void advance() {
+  /// completion (arrivals first on ties, as RLScheduler does). \return true when it was an arrival.
+  bool advance() {
     const Seconds release = running_.empty() ? kNever : running_.front().end;
     if (next_ < end_ && jobs_[next_].submit <= release) {
       now_ = std::max(now_, jobs_[next_].submit);
       enqueue(next_++);
-      return;
+      return true;
     }
     now_ = std::max(now_, release);
     free_nodes_ += running_.front().nodes;
     std::pop_heap(running_.begin(), running_.end(), LaterEnd());
     running_.pop_back();
+    return false;
   }
 
   /// \return false when the queue is empty and no job is left to arrive.
@@ -231,19 +242,25 @@ class CompatRun {
     for (const RunningJob& r : by_request_) {
       free_procs += static_cast<long long>(r.nodes) * procs_per_node_;
       reservation = r.start + r.request;
-      if (free_procs >= jobs_[head].cpus) break;
+      if (free_procs >= jobs_[head].procs) break;
     }
+    // RLScheduler rescans the whole queue after every event. A job it turned down stays turned down until nodes
+    // are released (time only moves on and fewer nodes are free), so after an arrival only the newcomer is tested.
+    const auto backfillable = [&](std::size_t j) { return !started(j) && now_ + request(j) < reservation && fits(j); };
+    bool rescan = true;
     while (!fits(head)) {
-      for (std::size_t i = 0; i < fcfs_.size() && free_nodes_ > 0; ++i) {
-        const std::size_t j = fcfs_[i];
-        if (started(j) || now_ + request(j) > reservation || !fits(j)) continue;
-        start(j);
+      if (rescan) {
+        for (std::size_t i = 0; i < fcfs_.size() && free_nodes_ > 0; ++i)
+          if (backfillable(fcfs_[i])) start(fcfs_[i]);
+      } else if (backfillable(next_ - 1)) {
+        start(next_ - 1);
       }
-      advance();
+      rescan = !advance();
     }
   }
 
-  const std::vector<Job>& jobs_;
+  const std::vector<CompatJob>& jobs_;
+  const std::vector<Job>& ids_;  // for the scorer's view only
   const int procs_per_node_;
   const std::size_t first_, end_;
   const Scorer& scorer_;

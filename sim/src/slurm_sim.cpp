@@ -332,7 +332,7 @@ bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* 
         }
       }
     }
-    start(job, p, d, now);
+    start(job, p, d, now, reservations != nullptr);
     return true;
   }
   return false;
@@ -346,7 +346,9 @@ void SlurmSim::backfill(Seconds now) {
     for (const Reservation& r : reservations_) seen = seen || r.job == job;
     if (seen) continue;
     Reservation r;
-    if (reserve(job, now, r)) reservations_.push_back(std::move(r));
+    if (!reserve(job, now, r)) continue;
+    notify(ScheduleEvent::Kind::kReservation, job, now, r.start);
+    reservations_.push_back(std::move(r));
   }
 
   // The single aggregate reservation of a one-partition cluster (the common case) lets most jobs be rejected
@@ -434,7 +436,7 @@ bool SlurmSim::reserve(int job, Seconds now, Reservation& out) {
   return found;
 }
 
-void SlurmSim::start(int job, int p, const Demand& demand, Seconds now) {
+void SlurmSim::start(int job, int p, const Demand& demand, Seconds now, bool backfilled) {
   JobState& s = state_[job];
   const JobRequest& r = requests_[job];
   s.phase = Phase::kRunning;
@@ -451,6 +453,7 @@ void SlurmSim::start(int job, int p, const Demand& demand, Seconds now) {
   s.expected_end = now + r.limit;
   running_by_limit_.emplace(s.expected_end, job);
   completions_.push(Completion{s.end, job, s.generation});
+  notify(backfilled ? ScheduleEvent::Kind::kBackfillStart : ScheduleEvent::Kind::kStart, job, now);
   --pending_count_;
   pending_cpus_.erase(pending_cpus_.find(jobs_[job].cpus));
   if (jobs_[job].accel.count > 0) --pending_accel_jobs_;
@@ -473,6 +476,7 @@ void SlurmSim::finish(int job, Seconds now) {
   o.accelerator_type = s.type;
   dirty_ = true;
   only_arrivals_ = false;
+  notify(ScheduleEvent::Kind::kEnd, job, now);
 }
 
 void SlurmSim::requeue(int job, Seconds now) {
@@ -486,6 +490,7 @@ void SlurmSim::requeue(int job, Seconds now) {
   if (s.type >= 0) o.lost_accelerator_seconds += ran * jobs_[job].accel.count;
   ++o.restarts;
   ++counters_.requeues;
+  notify(ScheduleEvent::Kind::kRequeue, job, now);
   fairshare_.charge(requests_[job].user,
                     static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(s.start, last_charge_)));
   s.allocation.clear();
@@ -500,6 +505,18 @@ void SlurmSim::requeue(int job, Seconds now) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Bookkeeping
+
+void SlurmSim::notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start) {
+  if (!config_.observer) return;
+  ScheduleEvent e;
+  e.kind = kind;
+  e.time = now;
+  e.job = job;
+  e.reserved_start = reserved_start;
+  e.partition = state_[job].partition;
+  e.accelerator_type = state_[job].type;
+  config_.observer(e);
+}
 
 void SlurmSim::make_pending(int job, Seconds now) {
   JobState& s = state_[job];

@@ -97,7 +97,8 @@ class SlurmSim {
   bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
   bool reserve(int job, Seconds now, Reservation& out);
   /// Starts `job` on the allocation in scratch_.
-  void start(int job, int partition, const Demand& demand, Seconds now);
+  void start(int job, int partition, const Demand& demand, Seconds now, bool backfilled);
+  void notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start = 0);
   void finish(int job, Seconds now);
   void requeue(int job, Seconds now);
 

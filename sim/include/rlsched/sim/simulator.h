@@ -39,6 +39,17 @@ struct NodeFailure {
   Seconds up = -1;
 };
 
+/// What the scheduler did, for tests and `rlsched explain`: job indices refer to the simulated job list.
+struct ScheduleEvent {
+  enum class Kind { kStart, kBackfillStart, kReservation, kEnd, kRequeue };
+  Kind kind = Kind::kStart;
+  Seconds time = 0;
+  int job = 0;
+  Seconds reserved_start = 0;  ///< kReservation: when the job is expected to start
+  int partition = -1;
+  int accelerator_type = -1;
+};
+
 struct SimConfig {
   Backfill backfill = Backfill::kEasy;
   std::vector<NodeFailure> failures;
@@ -47,6 +58,8 @@ struct SimConfig {
   int bf_max_job_test = 0;
   /// Called now and then with the share of arrivals processed (0..1), for progress bars.
   std::function<void(double)> progress;
+  /// Called for every start, reservation, end and requeue when set.
+  std::function<void(const ScheduleEvent&)> observer;
 };
 
 /// What the simulator counted besides job outcomes.

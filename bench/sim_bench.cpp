@@ -1,0 +1,92 @@
+// Simulator speed on real traces, one core:
+//  - RICC-2010-2, all 447,794 jobs, full Slurm model with EASY backfill (target: under 10 s per policy);
+//  - Lublin-1 under RLScheduler's protocol, 10 x 1,024 jobs (target: 2 million jobs/s or more with FCFS).
+// Each benchmark reports jobs/s and, for RICC, the process's peak RSS so far (target: under 1 GiB).
+// Traces come from $RLSCHED_TRACES or the path configured at build time.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "rlsched/io/workload_readers.h"
+#include "rlsched/sim/evaluation.h"
+
+namespace {
+
+using namespace rlsched;
+
+std::string trace_path(const std::string& relative) {
+  const char* env = std::getenv("RLSCHED_TRACES");
+  return std::string(env != nullptr ? env : RLSCHED_SHARED_TRACES) + "/" + relative;
+}
+
+const Workload& trace(const std::string& relative) {
+  static std::map<std::string, Workload> cache;
+  auto it = cache.find(relative);
+  if (it == cache.end()) {
+    auto w = io::read_swf(trace_path(relative));
+    if (!w.ok()) {
+      std::fprintf(stderr, "sim_bench: %s\n", w.status().message().c_str());
+      std::exit(1);
+    }
+    it = cache.emplace(relative, std::move(*w)).first;
+  }
+  return it->second;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void run(benchmark::State& state, const std::string& relative, const std::string& policy, sim::Protocol protocol,
+         sim::Backfill backfill) {
+  const Workload& workload = trace(relative);
+  auto scorer = make_scorer(policy);
+  sim::EvaluationOptions options;
+  options.protocol = protocol;
+  options.sim.backfill = backfill;
+  std::size_t jobs = 0;
+  double bsld = 0;
+  for (auto _ : state) {
+    auto result = sim::evaluate_policy(workload, nullptr, **scorer, options);
+    if (!result.ok()) {
+      state.SkipWithError(result.status().message().c_str());
+      return;
+    }
+    jobs += result->metrics.jobs + result->metrics.rejected;
+    bsld = result->metrics.avg_bsld;
+  }
+  state.counters["jobs_per_s"] = benchmark::Counter(static_cast<double>(jobs), benchmark::Counter::kIsRate);
+  state.counters["avg_bsld"] = bsld;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
+void register_all() {
+  for (const char* policy : {"fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"}) {
+    benchmark::RegisterBenchmark((std::string("RICC_full_easy/") + policy).c_str(), [policy](benchmark::State& s) {
+      run(s, "ricc/RICC-2010-2.swf.gz", policy, sim::Protocol::kFull, sim::Backfill::kEasy);
+    })->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+  }
+  for (const char* policy : {"fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"}) {
+    for (auto backfill : {sim::Backfill::kEasy, sim::Backfill::kNone}) {
+      const std::string name = std::string("Lublin1_rlscheduler_") + sim::to_string(backfill) + "/" + policy;
+      benchmark::RegisterBenchmark(name.c_str(), [policy, backfill](benchmark::State& s) {
+        run(s, "lublin/lublin_256.swf", policy, sim::Protocol::kRlScheduler, backfill);
+      })->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
