@@ -114,6 +114,7 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     r.backfill = config.backfill;
     r.metrics = std::move(run->metrics);
     r.counters = std::move(run->counters);
+    if (options.keep_outcomes) r.outcomes = std::move(run->outcomes);
     r.wall_seconds = seconds_since(begin);
     result = std::move(r);
   }

@@ -107,7 +107,7 @@ SimResult SlurmSim::run() {
       check_invariants();
 #endif
     }
-    if (config_.progress && next_arrival_ >= reported + 4096) {
+    if (config_.progress && next_arrival_ >= reported + 512) {
       reported = next_arrival_;
       config_.progress(static_cast<double>(next_arrival_) / static_cast<double>(std::max<std::size_t>(jobs_.size(), 1)));
     }

@@ -248,7 +248,7 @@ TEST_CASE("the simulator is deterministic and accounts for every job exactly onc
                            std::uniform_int_distribution<Seconds>(1, 1200)(rng), "u" + std::to_string(i % 9)));
   jobs.push_back(cpu_job(9999, 10, 10, 1000));  // wider than the cluster: rejected
   SimConfig config;
-  config.failures = random_failures(Cluster::Homogeneous(8, 8), 4000, 2.0, 0.1, 3);
+  config.failures = random_failures(Cluster::Homogeneous(8, 8), 0, 4000, 2.0, 0.1, 3);
   REQUIRE_FALSE(config.failures.empty());
   const auto a = run(Cluster::Homogeneous(8, 8), jobs, "wfp3", config);
   const auto b = run(Cluster::Homogeneous(8, 8), jobs, "wfp3", config);

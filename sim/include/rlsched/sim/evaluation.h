@@ -30,6 +30,7 @@ struct EvaluationOptions {
   Protocol protocol = Protocol::kFull;
   SimConfig sim;  ///< backfill, failures, ... (kFull); only sim.backfill applies to kRlScheduler
   CompatProtocol compat;
+  bool keep_outcomes = false;  ///< fill PolicyResult::outcomes (kFull only)
   /// Share of work done (0..1), for progress bars.
   std::function<void(double)> progress;
 };
@@ -44,6 +45,7 @@ struct PolicyResult {
   Metrics metrics;
   std::vector<double> sequence_bsld;  ///< kRlScheduler: average bounded slowdown of each sequence
   SimCounters counters;               ///< kFull only
+  std::vector<JobOutcome> outcomes;   ///< kFull with keep_outcomes: one per workload job, same order
   double wall_seconds = 0;            ///< time the simulation took
 };
 

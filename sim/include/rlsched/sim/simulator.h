@@ -84,9 +84,12 @@ struct SimResult {
 Result<SimResult> simulate(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer,
                            const SimConfig& config = {});
 
-/// A failure schedule drawn from exponential inter-failure (MTBF per node) and repair (MTTR) times, deterministic
-/// for a given seed.
-std::vector<NodeFailure> random_failures(const Cluster& cluster, Seconds horizon, double mtbf_hours,
+/// A failure schedule over [start, end) drawn from exponential inter-failure (MTBF per node) and repair (MTTR)
+/// times, deterministic for a given seed.
+std::vector<NodeFailure> random_failures(const Cluster& cluster, Seconds start, Seconds end, double mtbf_hours,
                                          double mttr_hours, std::uint64_t seed);
+
+/// [first submit, latest submit + its run time or time limit): the span a failure schedule should cover.
+std::pair<Seconds, Seconds> workload_span(const std::vector<Job>& jobs);
 
 }  // namespace rlsched::sim

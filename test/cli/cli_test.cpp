@@ -1,0 +1,390 @@
+// End-to-end tests of the `rlsched` binary: run it as a user would, then check its output against the library
+// called directly on the same input, so the CLI cannot pass by printing plausible numbers.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rlsched/io/cluster_readers.h"
+#include "rlsched/io/workload_readers.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/evaluation.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using rlsched::Cluster;
+using rlsched::Workload;
+using rlsched::sim::EvaluationOptions;
+using rlsched::sim::PolicyResult;
+
+const std::string kCli = RLSCHED_CLI;
+const std::string kData = RLSCHED_TEST_DATA;
+const std::string kSmallSwf = kData + "/swf/small.swf";
+const std::string kMalformedSwf = kData + "/swf/malformed.swf";
+const std::string kLabSacct = kData + "/sacct/slurm22.05-lab.txt";
+const std::string kLabYaml = kData + "/cluster/lab.yaml";
+
+// A scratch directory for outputs, removed with everything in it when the test ends.
+struct TempDir {
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "rlsched_cli_test_XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+  fs::path path;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the CLI with stdout and stderr sent to files (pipes could fill up and deadlock on large outputs); stdin and
+// the outputs are not terminals, as in scripts.
+Run run_cli(const std::vector<std::string>& args) {
+  TempDir dir;
+  const std::string out_path = dir.file("stdout"), err_path = dir.file("stderr");
+  std::vector<std::string> argv_storage{kCli};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_storage) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, kCli.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(spawned == 0);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+
+  Run run;
+  run.exit_code = WEXITSTATUS(status);
+  run.out = slurp(out_path);
+  run.err = slurp(err_path);
+  return run;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::size_t count_lines(const std::string& text) {
+  std::size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+Workload read(const std::string& path) {
+  auto workload = rlsched::io::read_workload(path);
+  REQUIRE(workload.ok());
+  return std::move(*workload);
+}
+
+PolicyResult evaluate(const Workload& workload, const Cluster* cluster, const std::string& policy,
+                      const EvaluationOptions& options = {}) {
+  rlsched::ScorerSettings settings;
+  if (cluster != nullptr && cluster->priority.multifactor_enabled()) settings.multifactor = cluster->priority;
+  auto scorer = rlsched::make_scorer(policy, settings);
+  REQUIRE(scorer.ok());
+  auto result = rlsched::sim::evaluate_policy(workload, cluster, **scorer, options);
+  REQUIRE(result.ok());
+  return std::move(*result);
+}
+
+// The documented result keys carry exactly what evaluate_policy computed.
+void check_result(const json& got, const PolicyResult& want) {
+  INFO("policy " << want.policy);
+  CHECK(got.at("policy") == want.policy);
+  CHECK(got.at("backfill") == rlsched::sim::to_string(want.backfill));
+  CHECK(got.at("protocol") == rlsched::sim::to_string(want.protocol));
+  const auto& m = want.metrics;
+  const std::vector<std::pair<const char*, double>> numbers = {
+      {"avg_bsld", m.avg_bsld},       {"avg_wait", m.avg_wait},
+      {"p50_wait", m.p50_wait},       {"p95_wait", m.p95_wait},
+      {"p99_wait", m.p99_wait},       {"max_wait", m.max_wait},
+      {"utilization", m.utilization}, {"avg_completion", m.avg_completion},
+      {"makespan", m.makespan},       {"jain_fairness", m.jain_fairness},
+  };
+  for (const auto& [key, value] : numbers) {
+    INFO(key);
+    REQUIRE(got.at(key).is_number());
+    CHECK(got.at(key).get<double>() == Approx(value).epsilon(1e-12).margin(1e-12));
+  }
+  CHECK(got.at("jobs").get<std::size_t>() == m.jobs);
+  CHECK(got.at("completed").get<std::size_t>() == m.completed);
+  CHECK(got.at("timed_out").get<std::size_t>() == m.timed_out);
+  CHECK(got.at("rejected").get<std::size_t>() == m.rejected);
+  CHECK(got.at("unfinished").get<std::size_t>() == m.unfinished);
+  REQUIRE(got.at("sim_seconds").is_number());
+  CHECK(got.at("sim_seconds").get<double>() >= 0);
+  if (want.protocol == rlsched::sim::Protocol::kFull) {
+    CHECK(got.at("fragmentation").get<double>() == Approx(m.fragmentation).epsilon(1e-12).margin(1e-12));
+    CHECK(got.at("counters").at("events").get<std::size_t>() == want.counters.events);
+  } else {
+    CHECK(got.at("fragmentation").is_null());
+    REQUIRE(got.at("sequence_bsld").size() == want.sequence_bsld.size());
+    for (std::size_t i = 0; i < want.sequence_bsld.size(); ++i)
+      CHECK(got.at("sequence_bsld")[i].get<double>() == Approx(want.sequence_bsld[i]).epsilon(1e-12));
+  }
+  REQUIRE(got.at("per_type").size() == m.per_type.size());
+  for (std::size_t i = 0; i < m.per_type.size(); ++i) {
+    CHECK(got.at("per_type")[i].at("name") == m.per_type[i].name);
+    CHECK(got.at("per_type")[i].at("jobs").get<std::size_t>() == m.per_type[i].jobs);
+    CHECK(got.at("per_type")[i].at("utilization").get<double>() == Approx(m.per_type[i].utilization).epsilon(1e-12));
+  }
+}
+
+// An SWF long enough for the rlscheduler protocol (it needs 9,983 usable jobs), from the synthetic model.
+void write_long_swf(const std::string& path) {
+  const Workload w = rlsched::sim::synthetic_workload(10000, 64, 0.8, 7);
+  std::ofstream out(path);
+  out << "; MaxNodes: 64\n; MaxProcs: 64\n";
+  for (const auto& job : w.jobs)
+    out << job.id << ' ' << job.submit << " -1 " << job.run_time << ' ' << job.cpus << " -1 -1 " << job.cpus << ' '
+        << job.time_limit << " -1 1 1 1 -1 1 -1 -1 -1\n";
+}
+
+}  // namespace
+
+TEST_CASE("version and help") {
+  const Run version = run_cli({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == "rlsched 0.1.0\n");
+
+  const Run help = run_cli({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.out, "evaluate"));
+  CHECK(contains(help.out, "simulate"));
+
+  const Run nothing = run_cli({});
+  CHECK(nothing.exit_code == 2);
+}
+
+TEST_CASE("evaluate reports what evaluate_policy computes, as a table and as JSON") {
+  TempDir dir;
+  const std::string out = dir.file("results.json");
+  const Run run = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs,sjf,f1", "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.err.empty());  // not a terminal: no progress bar, no notes
+
+  // The report above the table, then one row per policy.
+  CHECK(contains(run.out, "trace:     " + kSmallSwf));
+  CHECK(contains(run.out, "4 records, 4 used, 0 skipped, 0 merged"));
+  CHECK(contains(run.out, "24 nodes, 1728 CPUs"));
+  CHECK(contains(run.out, "protocol:  full"));
+  CHECK(contains(run.out, "avg_bsld"));
+  for (const char* policy : {"\nfcfs ", "\nsjf ", "\nf1 "}) CHECK(contains(run.out, policy));
+
+  const json doc = json::parse(slurp(out));
+  CHECK(doc.at("trace") == kSmallSwf);
+  CHECK(doc.at("report").at("records") == 4);
+  CHECK(doc.at("cluster").at("nodes") == 24);
+  const Workload workload = read(kSmallSwf);
+  REQUIRE(doc.at("results").size() == 3);
+  CHECK(doc["results"][0].at("policy") == "fcfs");
+  CHECK(doc["results"][1].at("policy") == "sjf");
+  CHECK(doc["results"][2].at("policy") == "f1");
+  for (const json& result : doc.at("results"))
+    check_result(result, evaluate(workload, nullptr, result.at("policy").get<std::string>()));
+}
+
+TEST_CASE("evaluate without --trace runs the built-in synthetic workload and says so") {
+  const Run run = run_cli({"evaluate", "--policies", "fcfs", "--backfill", "none", "--json", "-"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.err, "no --trace: using the built-in synthetic workload"));
+  CHECK(count_lines(run.err) == 1);
+  CHECK(!contains(run.err, "\r"));  // runs over a second draw no bar when stderr is not a terminal
+
+  const json doc = json::parse(run.out);  // --json - leaves stdout to the JSON alone
+  CHECK(doc.at("synthetic") == true);
+  REQUIRE(doc.at("results").size() == 1);
+  EvaluationOptions options;
+  options.sim.backfill = rlsched::sim::Backfill::kNone;
+  check_result(doc["results"][0],
+               evaluate(rlsched::sim::synthetic_workload(10000, 256, 0.7, 1), nullptr, "fcfs", options));
+}
+
+TEST_CASE("evaluate with policies all runs every built-in scorer in order") {
+  const Run run = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "all", "--json", "-"});
+  REQUIRE(run.exit_code == 0);
+  const json doc = json::parse(run.out);
+  std::vector<std::string> policies;
+  for (const json& result : doc.at("results")) policies.push_back(result.at("policy"));
+  CHECK(policies == rlsched::scorer_names());
+}
+
+TEST_CASE("the rlscheduler protocol matches evaluate_policy and fails clearly on a short trace") {
+  TempDir dir;
+  const std::string swf = dir.file("long.swf");
+  write_long_swf(swf);
+  for (const char* backfill : {"none", "easy"}) {
+    const Run run = run_cli({"evaluate", "--trace", swf, "--protocol", "rlscheduler", "--backfill", backfill,
+                             "--policies", "fcfs,sjf", "--json", "-"});
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    const json doc = json::parse(run.out);
+    CHECK(doc.at("protocol") == "rlscheduler");
+    const Workload workload = read(swf);
+    EvaluationOptions options;
+    options.protocol = rlsched::sim::Protocol::kRlScheduler;
+    options.sim.backfill = *rlsched::sim::parse_backfill(backfill);
+    REQUIRE(doc.at("results").size() == 2);
+    for (const json& result : doc.at("results"))
+      check_result(result, evaluate(workload, nullptr, result.at("policy").get<std::string>(), options));
+  }
+
+  const Run short_trace =
+      run_cli({"evaluate", "--trace", kSmallSwf, "--protocol", "rlscheduler", "--policies", "fcfs"});
+  CHECK(short_trace.exit_code == 1);
+  CHECK(contains(short_trace.err, "rlsched: error: " + kSmallSwf + ": the rlscheduler protocol needs jobs"));
+}
+
+TEST_CASE("options for the full protocol only are usage errors under rlscheduler") {
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--failures-mtbf", "100"}, {"--bf-max-job-test", "10"}, {"--outcomes", "/dev/null"}}) {
+    std::vector<std::string> args{"simulate", "--trace", kSmallSwf, "--policy", "fcfs", "--protocol", "rlscheduler"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Run run = run_cli(args);
+    INFO(extra[0] << ": " << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(contains(run.err, extra[0] + ": applies to --protocol full only"));
+  }
+}
+
+TEST_CASE("unknown policies and bad option values are usage errors naming the choices") {
+  const Run evaluate_run = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs,bogus"});
+  CHECK(evaluate_run.exit_code == 2);
+  CHECK(contains(evaluate_run.err, "unknown policy 'bogus'"));
+  for (const std::string& name : rlsched::scorer_names()) CHECK(contains(evaluate_run.err, name));
+  CHECK(evaluate_run.out.empty());
+
+  const Run simulate_run = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "all"});
+  CHECK(simulate_run.exit_code == 2);  // "all" is for --policies only
+  CHECK(contains(simulate_run.err, "unknown policy 'all' (known: fcfs, sjf"));
+
+  const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
+  CHECK(backfill.exit_code == 2);
+  CHECK(contains(backfill.err, "unknown backfill 'maybe' (known: easy, none)"));
+
+  const Run missing = run_cli({"evaluate", "--trace", kSmallSwf});
+  CHECK(missing.exit_code == 2);
+  CHECK(contains(missing.err, "--policies"));
+}
+
+TEST_CASE("trace errors exit 1 naming the file and line") {
+  const Run strict = run_cli({"evaluate", "--trace", kMalformedSwf, "--strict", "--policies", "fcfs"});
+  CHECK(strict.exit_code == 1);
+  CHECK(contains(strict.err, "rlsched: error: " + kMalformedSwf + ":3: "));
+
+  // Without --strict the bad records are skipped and the report says which.
+  const Run lenient = run_cli({"evaluate", "--trace", kMalformedSwf, "--policies", "fcfs"});
+  CHECK(lenient.exit_code == 0);
+  CHECK(contains(lenient.out, "12 records, 3 used, 9 skipped"));
+  CHECK(contains(lenient.out, "skipped: " + kMalformedSwf + ":3: "));
+
+  const std::string absent = kData + "/swf/no_such_trace.swf";
+  const Run missing = run_cli({"evaluate", "--trace", absent, "--policies", "fcfs"});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "rlsched: error: " + absent));
+
+  const std::string absent_cluster = kData + "/cluster/no_such_cluster.yaml";
+  const Run no_cluster = run_cli({"evaluate", "--trace", kSmallSwf, "--cluster", absent_cluster, "--policies", "fcfs"});
+  CHECK(no_cluster.exit_code == 1);
+  CHECK(contains(no_cluster.err, "rlsched: error: " + absent_cluster));
+
+  TempDir dir;
+  const std::string unwritable = dir.file("no_such_dir/out.json");
+  const Run json_error = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--json", unwritable});
+  CHECK(json_error.exit_code == 1);
+  CHECK(contains(json_error.err, "rlsched: error: " + unwritable));
+}
+
+TEST_CASE("simulate on a GPU cluster reports per-type metrics and writes one CSV row per job") {
+  TempDir dir;
+  const std::string csv = dir.file("outcomes.csv"), out = dir.file("sim.json");
+  const Run run = run_cli(
+      {"simulate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policy", "f1", "--outcomes", csv, "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "policy f1, backfill easy, protocol full"));
+  CHECK(contains(run.out, "accelerator type"));
+  CHECK(contains(run.out, "h200"));
+  CHECK(contains(run.out, "scheduling passes"));
+
+  const Workload workload = read(kLabSacct);
+  auto cluster = rlsched::io::read_cluster(kLabYaml);
+  REQUIRE(cluster.ok());
+  const PolicyResult want = evaluate(workload, &*cluster, "f1");
+  REQUIRE(!want.metrics.per_type.empty());
+  const json doc = json::parse(slurp(out));
+  REQUIRE(doc.at("results").size() == 1);
+  check_result(doc["results"][0], want);
+  CHECK(doc.at("cluster").at("name") == "lab");
+
+  std::istringstream lines(slurp(csv));
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line == "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts");
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  REQUIRE(rows.size() == workload.jobs.size());
+  bool gpu_row = false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO(rows[i]);
+    CHECK(std::count(rows[i].begin(), rows[i].end(), ',') == 12);
+    CHECK(rows[i].rfind(std::to_string(workload.jobs[i].id) + ",", 0) == 0);
+    gpu_row = gpu_row || contains(rows[i], ",h200,h200,");
+  }
+  CHECK(gpu_row);  // partition and accelerator type names, not indices
+}
+
+TEST_CASE("simulate with random node failures requeues jobs") {
+  const Run run = run_cli({"simulate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policy", "fcfs",
+                           "--failures-mtbf", "0.005", "--failures-mttr", "0.002", "--seed", "3", "--json", "-"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const json doc = json::parse(run.out);
+  CHECK(doc.at("failures").at("node_failures").get<int>() > 0);
+  CHECK(doc["results"][0].at("restarts").get<int>() > 0);
+  CHECK(doc["results"][0].at("counters").at("requeues").get<int>() > 0);
+
+  const Run no_mtbf = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "fcfs", "--failures-mttr", "1"});
+  CHECK(no_mtbf.exit_code == 2);
+}

@@ -1,0 +1,74 @@
+// `rlsched simulate`: one policy on one workload, reported in detail, optionally job by job.
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "inputs.h"
+#include "outcomes_csv.h"
+#include "progress.h"
+#include "report_json.h"
+#include "report_table.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/simulator.h"
+#include "run_options.h"
+
+namespace rlsched::cli {
+
+namespace {
+
+struct SimulateOptions {
+  RunOptions run;
+  std::string policy;
+  std::string outcomes;  ///< CSV path; empty: none
+};
+
+int run_simulate(const SimulateOptions& options) {
+  auto inputs = load_inputs(options.run);
+  if (!inputs.ok()) return fail(inputs.status());
+  sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);
+  const bool report = !options.run.json_to_stdout();
+  if (report) {
+    print_inputs(stdout, *inputs, options.run, evaluation);
+    std::fflush(stdout);
+  }
+
+  auto scorer = make_scorer(options.policy, scorer_settings(*inputs));
+  if (!scorer.ok()) return fail(scorer.status());
+  auto result = [&]() -> Result<sim::PolicyResult> {
+    ProgressBar bar(options.policy);
+    evaluation.progress = bar.callback();
+    evaluation.keep_outcomes = !options.outcomes.empty();
+    auto r = sim::evaluate_policy(inputs->workload, inputs->given_cluster(), **scorer, evaluation);
+    evaluation.progress = nullptr;
+    return r;
+  }();
+  if (!result.ok()) return fail(result.status());
+  if (!options.outcomes.empty()) {
+    Status written = write_outcomes_csv(options.outcomes, inputs->workload.jobs, result->outcomes, inputs->cluster);
+    if (!written.ok()) return fail(written);
+  }
+
+  if (report) print_details(stdout, *result);
+  if (!options.run.json.empty()) {
+    Status written = write_json(document_json(*inputs, options.run, evaluation, {*result}), options.run.json);
+    if (!written.ok()) return fail(written);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner setup_simulate(CLI::App& app) {
+  auto options = std::make_shared<SimulateOptions>();
+  app.add_option("--policy", options->policy, "The policy to run (fcfs, sjf, wfp3, unicep, f1, multifactor)")
+      ->type_name("NAME")
+      ->required()
+      ->check(policy_validator(/*list=*/false));
+  CLI::Option* outcomes =
+      app.add_option("--outcomes", options->outcomes, "Write one CSV row per job to this file (full protocol only)")
+          ->type_name("CSV");
+  add_run_options(app, options->run, {outcomes});
+  return [options] { return run_simulate(*options); };
+}
+
+}  // namespace rlsched::cli

@@ -1,0 +1,37 @@
+// The subcommands of `rlsched`. Each lives in its own cmd_*.cpp and is listed once in main.cpp's command table, so
+// adding one (train, explain, import-sacct, check-config) touches only its own file and that table.
+#pragma once
+
+#include <cstdio>
+#include <functional>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "rlsched/status.h"
+
+namespace rlsched::cli {
+
+/// Runs a parsed subcommand. \return the process exit code (0 ok, 1 error; usage errors never get this far).
+using CommandRunner = std::function<int()>;
+
+/// Adds a subcommand's options to `app` and returns what runs it once the command line is parsed. The options are
+/// bound to storage the runner owns, so the runner must outlive parsing (main keeps it).
+using CommandSetup = CommandRunner (*)(CLI::App& app);
+
+CommandRunner setup_evaluate(CLI::App& app);
+CommandRunner setup_simulate(CLI::App& app);
+
+/// Exit codes shared by every subcommand (documented in docs/cli.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  ///< bad input file, cluster, policy run, unwritable output
+inline constexpr int kExitUsage = 2;  ///< the command line itself is wrong
+
+/// Reports a failed run the one way every subcommand does; the message already names file and line.
+/// \return kExitError.
+inline int fail(const Status& status) {
+  fmt::print(stderr, "rlsched: error: {}\n", status.message());
+  return kExitError;
+}
+
+}  // namespace rlsched::cli

@@ -1,0 +1,46 @@
+// Loading what a run needs (workload trace, cluster) with errors that name the file, and turning the command line
+// into the library's EvaluationOptions.
+#pragma once
+
+#include <string>
+
+#include "rlsched/cluster.h"
+#include "rlsched/job.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/evaluation.h"
+#include "rlsched/status.h"
+#include "run_options.h"
+
+namespace rlsched::cli {
+
+/// The built-in workload used without --trace, so that a fresh install can compare policies with no files at all.
+inline constexpr std::size_t kSyntheticJobs = 10000;
+inline constexpr int kSyntheticNodes = 256;
+inline constexpr double kSyntheticLoad = 0.7;
+inline constexpr std::uint64_t kSyntheticSeed = 1;
+
+struct Inputs {
+  Workload workload;
+  bool synthetic = false;
+  std::string trace_label;  ///< the --trace path, or a description of the synthetic workload
+  bool cluster_given = false;
+  std::string cluster_label;  ///< the --cluster path, or where the machine comes from
+  /// The machine the runs use: the --cluster one, or the one the workload implies under the chosen protocol.
+  /// Used for the report, failure schedules and outcome names; evaluate_policy gets it only when given.
+  Cluster cluster;
+
+  /// What to pass to evaluate_policy: null lets the library pick the implied machine exactly as it documents.
+  const Cluster* given_cluster() const { return cluster_given ? &cluster : nullptr; }
+};
+
+/// Reads the trace (or builds the synthetic workload, saying so on stderr) and the cluster.
+/// \return the reader's error (which names file and line), or InvalidInput when no machine can be implied.
+Result<Inputs> load_inputs(const RunOptions& options);
+
+/// Protocol, backfill, bf_max_job_test and the failure schedule for these inputs.
+sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const Inputs& inputs);
+
+/// Settings for make_scorer: the multifactor scorer uses the cluster's slurm.conf weights when it has any.
+ScorerSettings scorer_settings(const Inputs& inputs);
+
+}  // namespace rlsched::cli

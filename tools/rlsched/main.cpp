@@ -1,0 +1,54 @@
+// rlsched: simulate and compare scheduling policies on workload traces.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+namespace {
+
+struct CommandSpec {
+  const char* name;
+  const char* description;
+  rlsched::cli::CommandSetup setup;
+};
+
+// The one place that lists subcommands; `rlsched --help` shows them in this order.
+const std::vector<CommandSpec>& command_table() {
+  static const std::vector<CommandSpec> table = {
+      {"evaluate", "Run several policies on one workload and compare them in a table", rlsched::cli::setup_evaluate},
+      {"simulate", "Run one policy on one workload and report it in detail (optionally per job)",
+       rlsched::cli::setup_simulate},
+  };
+  return table;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rlsched: a learned job scheduler for Slurm; simulate and compare scheduling policies on traces",
+               "rlsched"};
+  app.set_version_flag("--version", std::string("rlsched ") + RLSCHED_VERSION);
+  app.require_subcommand(1);
+
+  std::vector<std::pair<CLI::App*, rlsched::cli::CommandRunner>> runners;
+  for (const CommandSpec& spec : command_table()) {
+    CLI::App* sub = app.add_subcommand(spec.name, spec.description);
+    runners.emplace_back(sub, spec.setup(*sub));
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version arrive as "errors" with exit code 0; everything else is a usage error. CLI11's own codes
+    // (100+) would be unusual for a Unix tool, so usage errors all exit 2.
+    const int code = app.exit(e);
+    return code == 0 ? rlsched::cli::kExitOk : rlsched::cli::kExitUsage;
+  }
+
+  for (auto& [sub, run] : runners)
+    if (sub->parsed()) return run();
+  return rlsched::cli::kExitUsage;  // unreachable: require_subcommand(1)
+}

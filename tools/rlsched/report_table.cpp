@@ -1,0 +1,199 @@
+#include "report_table.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace rlsched::cli {
+
+namespace {
+
+constexpr std::size_t kShownSkipReasons = 5;
+
+std::string count(std::size_t n, const char* singular, const char* plural) {
+  return fmt::format("{} {}", n, n == 1 ? singular : plural);
+}
+
+std::string fixed(double value, int precision) {
+  return fmt::format("{:.{}f}", value, precision);
+}
+
+// Seconds keep one decimal: waits are whole seconds per job, their means rarely are.
+std::string secs(double value) {
+  return fixed(value, 1);
+}
+
+double jobs_per_second(const sim::PolicyResult& r) {
+  return r.wall_seconds > 0 ? static_cast<double>(r.metrics.jobs) / r.wall_seconds : 0.0;
+}
+
+std::string accelerator_summary(const Cluster& cluster) {
+  std::map<std::string, int> counts;  // "gpu:h200" -> accelerators on all nodes
+  for (const Node& node : cluster.nodes)
+    for (const GresCount& gres : node.gres)
+      counts[gres.type.empty() ? gres.name : gres.name + ":" + gres.type] += gres.count;
+  if (counts.empty()) return "no accelerators";
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) parts.push_back(fmt::format("{} x{}", name, count));
+  return fmt::format("accelerators {}", fmt::join(parts, ", "));
+}
+
+std::string protocol_summary(const sim::EvaluationOptions& evaluation) {
+  if (evaluation.protocol == sim::Protocol::kRlScheduler)
+    return fmt::format("rlscheduler ({} sequences of {} jobs, RLScheduler's simulator semantics)",
+                       evaluation.compat.starts.size(), evaluation.compat.sequence_length);
+  std::string text = "full (the whole workload through the Slurm model)";
+  if (evaluation.sim.bf_max_job_test > 0) text += fmt::format(", bf_max_job_test {}", evaluation.sim.bf_max_job_test);
+  return text;
+}
+
+}  // namespace
+
+void Table::add_column(std::string header, Align align) {
+  headers_.push_back(std::move(header));
+  aligns_.push_back(align);
+}
+
+void Table::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::render(const std::string& indent) const {
+  std::vector<std::size_t> widths(headers_.size());
+  for (std::size_t c = 0; c < headers_.size(); ++c) {
+    widths[c] = headers_[c].size();
+    for (const auto& row : rows_) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  auto append_line = [&](const std::vector<std::string>& cells) {
+    std::string line = indent;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) line += "  ";
+      line += aligns_[c] == Align::kLeft ? fmt::format("{:<{}}", cells[c], widths[c])
+                                         : fmt::format("{:>{}}", cells[c], widths[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  };
+  append_line(headers_);
+  for (const auto& row : rows_) append_line(row);
+  return out;
+}
+
+void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& options,
+                  const sim::EvaluationOptions& evaluation) {
+  const ReadReport& report = inputs.workload.report;
+  fmt::print(out, "trace:     {}\n", inputs.trace_label);
+  fmt::print(out, "report:    {} records, {} used, {} skipped, {} merged; {} jobs\n", report.records, report.used,
+             report.skipped, report.merged, inputs.workload.jobs.size());
+  const std::size_t shown = std::min(report.reasons.size(), kShownSkipReasons);
+  for (std::size_t i = 0; i < shown; ++i) fmt::print(out, "  skipped: {}\n", report.reasons[i]);
+  if (report.skipped > shown) fmt::print(out, "  ... and {} more skipped\n", report.skipped - shown);
+
+  const Cluster& cluster = inputs.cluster;
+  fmt::print(out, "cluster:   {} ({}): {}, {}, {}, {}\n", cluster.name, inputs.cluster_label,
+             count(cluster.nodes.size(), "node", "nodes"), count(cluster.total_cpus(), "CPU", "CPUs"),
+             count(cluster.partitions.size(), "partition", "partitions"), accelerator_summary(cluster));
+  fmt::print(out, "protocol:  {}\n", protocol_summary(evaluation));
+  if (options.failures_mtbf_hours > 0)
+    fmt::print(out, "failures:  {} node failures (MTBF {} h per node, MTTR {} h, seed {})\n",
+               evaluation.sim.failures.size(), options.failures_mtbf_hours, options.failures_mttr_hours, options.seed);
+  fmt::print(out, "\n");
+}
+
+void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results) {
+  Table table;
+  table.add_column("policy", Table::Align::kLeft);
+  table.add_column("backfill", Table::Align::kLeft);
+  for (const char* name : {"avg_bsld", "avg_wait", "p50_wait", "p95_wait", "p99_wait", "max_wait", "util", "frag",
+                           "jain", "jobs", "timeouts", "rejected", "sim_s", "jobs/s"})
+    table.add_column(name);
+  for (const sim::PolicyResult& r : results) {
+    const sim::Metrics& m = r.metrics;
+    table.add_row({r.policy, sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait), secs(m.p50_wait),
+                   secs(m.p95_wait), secs(m.p99_wait), secs(m.max_wait), fixed(m.utilization, 3),
+                   r.protocol == sim::Protocol::kFull ? fixed(m.fragmentation, 3) : "-", fixed(m.jain_fairness, 3),
+                   std::to_string(m.jobs), std::to_string(m.timed_out), std::to_string(m.rejected),
+                   fixed(r.wall_seconds, 2), fixed(jobs_per_second(r), 0)});
+  }
+  fmt::print(out, "{}", table.render());
+  fmt::print(out,
+             "\nwaits in seconds; util = busy CPU share, frag = idle CPU-time share while a fitting job waited, "
+             "jain = fairness of users' slowdowns (1 = even); sim_s = wall-clock seconds of the run\n");
+}
+
+void print_details(std::FILE* out, const sim::PolicyResult& r) {
+  const sim::Metrics& m = r.metrics;
+  fmt::print(out, "policy {}, backfill {}, protocol {}\n\n", r.policy, sim::to_string(r.backfill),
+             sim::to_string(r.protocol));
+
+  Table metrics;
+  metrics.add_column("metric", Table::Align::kLeft);
+  metrics.add_column("value");
+  auto row = [&metrics](const char* name, std::string value) { metrics.add_row({name, std::move(value)}); };
+  row("jobs (ran)", std::to_string(m.jobs));
+  row("completed", std::to_string(m.completed));
+  row("timed out", std::to_string(m.timed_out));
+  row("rejected", std::to_string(m.rejected));
+  row("unfinished", std::to_string(m.unfinished));
+  row("avg bounded slowdown", fixed(m.avg_bsld, 3));
+  row("avg wait (s)", secs(m.avg_wait));
+  row("p50 wait (s)", secs(m.p50_wait));
+  row("p95 wait (s)", secs(m.p95_wait));
+  row("p99 wait (s)", secs(m.p99_wait));
+  row("max wait (s)", secs(m.max_wait));
+  row("avg completion (s)", secs(m.avg_completion));
+  row("p95 completion (s)", secs(m.p95_completion));
+  row("utilization", fixed(m.utilization, 4));
+  row("makespan (s)", secs(m.makespan));
+  if (r.protocol == sim::Protocol::kFull) {  // the rlscheduler protocol has no timeline to measure it on
+    row("fragmentation", fixed(m.fragmentation, 4));
+    row("accel fragmentation", fixed(m.accel_fragmentation, 4));
+  }
+  row("jain fairness", fixed(m.jain_fairness, 4));
+  row("restarts", std::to_string(m.restarts));
+  row("lost CPU hours", fixed(m.lost_cpu_hours, 2));
+  row("lost accelerator hours", fixed(m.lost_accelerator_hours, 2));
+  row("sim seconds", fixed(r.wall_seconds, 3));
+  row("jobs/s", fixed(jobs_per_second(r), 0));
+  fmt::print(out, "{}", metrics.render());
+
+  if (!m.per_type.empty()) {
+    Table types;
+    types.add_column("accelerator type", Table::Align::kLeft);
+    types.add_column("jobs");
+    types.add_column("avg_wait");
+    types.add_column("utilization");
+    for (const sim::AcceleratorTypeMetrics& t : m.per_type)
+      types.add_row({t.name, std::to_string(t.jobs), secs(t.avg_wait), fixed(t.utilization, 4)});
+    fmt::print(out, "\n{}", types.render());
+  }
+
+  if (!r.sequence_bsld.empty()) {
+    Table sequences;
+    sequences.add_column("sequence");
+    sequences.add_column("avg_bsld");
+    for (std::size_t i = 0; i < r.sequence_bsld.size(); ++i)
+      sequences.add_row({std::to_string(i + 1), fixed(r.sequence_bsld[i], 3)});
+    fmt::print(out, "\n{}", sequences.render());
+  }
+
+  if (r.protocol == sim::Protocol::kFull) {
+    const sim::SimCounters& c = r.counters;
+    Table counters;
+    counters.add_column("counter", Table::Align::kLeft);
+    counters.add_column("value");
+    counters.add_row({"events", std::to_string(c.events)});
+    counters.add_row({"scheduling passes", std::to_string(c.scheduling_passes)});
+    counters.add_row({"backfill passes", std::to_string(c.backfill_passes)});
+    counters.add_row({"backfilled jobs", std::to_string(c.backfilled_jobs)});
+    counters.add_row({"priority updates", std::to_string(c.priority_updates)});
+    counters.add_row({"requeues", std::to_string(c.requeues)});
+    for (const auto& [reason, jobs] : c.rejections) counters.add_row({"rejected: " + reason, std::to_string(jobs)});
+    fmt::print(out, "\n{}", counters.render());
+  }
+}
+
+}  // namespace rlsched::cli

@@ -1,0 +1,39 @@
+// Human-readable reports on stdout: what was read, the comparison table of `evaluate`, the details of `simulate`.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "inputs.h"
+#include "rlsched/sim/evaluation.h"
+#include "run_options.h"
+
+namespace rlsched::cli {
+
+/// A text table with aligned columns: text left-aligned, numbers right-aligned.
+class Table {
+ public:
+  enum class Align { kLeft, kRight };
+
+  void add_column(std::string header, Align align = Align::kRight);
+  void add_row(std::vector<std::string> cells);  ///< one cell per column
+  std::string render(const std::string& indent = {}) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<Align> aligns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// The lines above every report: trace and its reader report, cluster, protocol (and failures when any).
+void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& options,
+                  const sim::EvaluationOptions& evaluation);
+
+/// `evaluate`'s table: one row per policy.
+void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results);
+
+/// `simulate`'s report: every metric, per-accelerator-type metrics, simulator counters.
+void print_details(std::FILE* out, const sim::PolicyResult& result);
+
+}  // namespace rlsched::cli

@@ -1,0 +1,115 @@
+#include "run_options.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "rlsched/scorer.h"
+
+namespace rlsched::cli {
+
+namespace {
+
+// Adapts the library's own parse_* functions so that the accepted words and messages stay in one place.
+template <typename Parse>
+CLI::Validator parse_validator(Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        auto parsed = parse(text);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      },
+      "");  // the option's type name lists the choices
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) parts.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+CLI::Validator policy_validator(bool list) {
+  return CLI::Validator(
+      [list](std::string& text) -> std::string {
+        std::vector<std::string> known = scorer_names();
+        if (list) known.push_back("all");
+        const std::vector<std::string> names = list ? split_commas(text) : std::vector<std::string>{text};
+        if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
+        for (const std::string& name : names)
+          if (std::find(known.begin(), known.end(), name) == known.end())
+            return fmt::format("unknown policy '{}' (known: {})", name, fmt::join(known, ", "));
+        return {};
+      },
+      "");  // the option's type name already says NAME or LIST
+}
+
+std::vector<std::string> expand_policies(const std::string& text) {
+  std::vector<std::string> names;
+  for (const std::string& part : split_commas(text)) {
+    const std::vector<std::string> expanded = part == "all" ? scorer_names() : std::vector<std::string>{part};
+    for (const std::string& name : expanded)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option*> extra_full_only) {
+  app.add_option("--trace", options.trace,
+                 "Workload trace: SWF (.swf, .swf.gz), sacct --parsable2 output or Alibaba pod CSV; "
+                 "default: a built-in synthetic workload")
+      ->type_name("FILE");
+  app.add_option("--cluster", options.cluster,
+                 "Cluster description: rlsched YAML (*.yaml) or slurm.conf (gres.conf beside it is read too); "
+                 "default: the cluster the trace implies")
+      ->type_name("FILE");
+  app.add_option("--backfill", options.backfill, "Backfill: easy (Slurm's sched/backfill) or none")
+      ->type_name("easy|none")
+      ->check(parse_validator(sim::parse_backfill))
+      ->capture_default_str();
+  app.add_option("--protocol", options.protocol,
+                 "full: the whole workload through the Slurm model; rlscheduler: RLScheduler's 10 sequences of "
+                 "1,024 jobs")
+      ->type_name("full|rlscheduler")
+      ->check(parse_validator(sim::parse_protocol))
+      ->capture_default_str();
+  app.add_flag("--strict", options.strict, "Fail on the first malformed trace record instead of skipping it");
+  CLI::Option* mtbf = app.add_option("--failures-mtbf", options.failures_mtbf_hours,
+                                     "Random node failures: mean time between failures per node, hours")
+                          ->type_name("HOURS")
+                          ->check(CLI::PositiveNumber);
+  CLI::Option* mttr =
+      app.add_option("--failures-mttr", options.failures_mttr_hours, "Mean time to repair a failed node, hours")
+          ->type_name("HOURS")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str()
+          ->needs(mtbf);
+  CLI::Option* seed = app.add_option("--seed", options.seed, "Seed of the failure schedule")
+                          ->type_name("N")
+                          ->capture_default_str()
+                          ->needs(mtbf);
+  CLI::Option* bf_max = app.add_option("--bf-max-job-test", options.bf_max_job_test,
+                                       "Pending jobs tried per backfill pass (Slurm bf_max_job_test); 0 = all")
+                            ->type_name("N")
+                            ->check(CLI::NonNegativeNumber)
+                            ->capture_default_str();
+  std::vector<CLI::Option*> full_only = std::move(extra_full_only);
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max});
+  app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
+      ->type_name("OUT");
+
+  // Under rlscheduler these would be silently ignored by the compat simulator, so say so instead.
+  app.parse_complete_callback([&options, full_only] {
+    if (options.parsed_protocol() != sim::Protocol::kRlScheduler) return;
+    for (const CLI::Option* option : full_only)
+      if (option->count() > 0)
+        throw CLI::ValidationError(option->get_name(), "applies to --protocol full only, not rlscheduler");
+  });
+}
+
+}  // namespace rlsched::cli

@@ -1,0 +1,43 @@
+// Options every simulating subcommand shares (trace, cluster, protocol, backfill, failures, JSON output), and the
+// checks that tie them together.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "rlsched/sim/evaluation.h"
+
+namespace rlsched::cli {
+
+struct RunOptions {
+  std::string trace;    ///< empty: the built-in synthetic workload
+  std::string cluster;  ///< empty: the cluster the workload implies
+  std::string backfill = "easy";
+  std::string protocol = "full";
+  bool strict = false;
+  double failures_mtbf_hours = 0;  ///< 0: no node failures
+  double failures_mttr_hours = 1;
+  std::uint64_t seed = 1;
+  int bf_max_job_test = 0;
+  std::string json;  ///< empty: no JSON; "-": stdout
+
+  sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
+  sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
+  bool json_to_stdout() const { return json == "-"; }
+};
+
+/// Adds the shared options to `app`, bound to `options`, with validators that turn bad values into usage errors.
+/// `extra_full_only` names options the caller added that, like --failures-mtbf, only make sense under
+/// --protocol full; they are rejected (usage error) under rlscheduler.
+void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option*> extra_full_only = {});
+
+/// A validator accepting the names of scorer_names(), comma-separated when `list` (then also "all").
+CLI::Validator policy_validator(bool list);
+
+/// Splits a --policies value into scorer names: "all" expands to scorer_names(), duplicates are dropped.
+std::vector<std::string> expand_policies(const std::string& text);
+
+}  // namespace rlsched::cli
