@@ -74,15 +74,25 @@ Result<PolicyResult> evaluate_compat(const Workload& workload, const Cluster* cl
   for (std::size_t i = 0; i < protocol.starts.size(); ++i) {
     std::vector<JobOutcome> outcomes = run_compat_sequence(cw, protocol.starts[i], protocol.sequence_length, scorer,
                                                            options.sim.backfill == Backfill::kEasy);
-    const Metrics m = compute_metrics(cw.jobs, outcomes, total_cpus);
-    result.sequence_bsld.push_back(m.avg_bsld);
-    utilization += m.utilization;
-    makespan += m.makespan;
+    // Per sequence only what is averaged over sequences; everything else comes from all jobs at the end.
+    double bsld = 0, busy = 0;
+    Seconds first = outcomes.empty() ? 0 : outcomes.front().submit, last = first;
+    for (const JobOutcome& o : outcomes) {
+      bsld += bounded_slowdown(o.wait(), o.run());
+      busy += static_cast<double>(o.cpus) * static_cast<double>(o.run());
+      first = std::min(first, o.submit);
+      last = std::max(last, o.end);
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(outcomes.size(), 1));
+    const double span = static_cast<double>(last - first);
+    result.sequence_bsld.push_back(bsld / n);
+    utilization += span > 0 ? busy / (total_cpus * span) : 0;
+    makespan += span;
     all.insert(all.end(), outcomes.begin(), outcomes.end());
     if (options.progress) options.progress(static_cast<double>(i + 1) / static_cast<double>(protocol.starts.size()));
   }
   result.wall_seconds = seconds_since(begin);
-  result.metrics = compute_metrics(cw.jobs, all, total_cpus);
+  result.metrics = compute_metrics(workload.jobs, all, total_cpus);
   const double sequences = static_cast<double>(std::max<std::size_t>(protocol.starts.size(), 1));
   result.metrics.utilization = utilization / sequences;
   result.metrics.makespan = makespan / sequences;

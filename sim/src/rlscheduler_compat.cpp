@@ -11,15 +11,17 @@ namespace rlsched::sim {
 
 Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nodes, int procs_per_node) {
   CompatWorkload out;
-  out.jobs.reserve(workload.jobs.size());
-  for (const Job& job : workload.jobs) {
-    if (job.run_time == 0) {
+  std::vector<std::size_t> order;
+  order.reserve(workload.jobs.size());
+  for (std::size_t i = 0; i < workload.jobs.size(); ++i) {
+    if (workload.jobs[i].run_time == 0) {
       ++out.dropped_zero_runtime;
       continue;
     }
-    out.jobs.push_back(job);
+    order.push_back(i);
   }
-  std::stable_sort(out.jobs.begin(), out.jobs.end(), [](const Job& a, const Job& b) { return a.id < b.id; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return workload.jobs[a].id < workload.jobs[b].id; });
 
   if (nodes > 0) {
     out.nodes = nodes;
@@ -34,14 +36,15 @@ Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nod
     out.procs_per_node = std::max(procs / out.nodes, 1);
   }
   const long long capacity = static_cast<long long>(out.nodes) * out.procs_per_node;
-  out.packed.reserve(out.jobs.size());
-  for (const Job& job : out.jobs) {
+  out.jobs.reserve(order.size());
+  for (std::size_t i : order) {
+    const Job& job = workload.jobs[i];
     if (job.cpus > capacity)
       return Status::InvalidInput(fmt::format("job {} asks for {} processors, the machine has {}", job.id, job.cpus,
                                               capacity));
     const Seconds request = job.time_limit > 0 ? job.time_limit : job.run_time;
     const int nodes_needed = (job.cpus + out.procs_per_node - 1) / out.procs_per_node;
-    out.packed.push_back(CompatJob{job.submit, job.run_time, request, job.cpus, nodes_needed});
+    out.jobs.push_back(CompatJob{job.id, i, job.submit, job.run_time, request, job.cpus, nodes_needed});
   }
   return out;
 }
@@ -68,8 +71,7 @@ struct LaterEnd {
 class CompatRun {
  public:
   CompatRun(const CompatWorkload& workload, std::size_t first, std::size_t count, const Scorer& scorer, bool backfill)
-      : jobs_(workload.packed),
-        ids_(workload.jobs),
+      : jobs_(workload.jobs),
         procs_per_node_(workload.procs_per_node),
         first_(first),
         end_(std::min(first + count, workload.jobs.size())),
@@ -81,6 +83,12 @@ class CompatRun {
   std::vector<JobOutcome> run() {
     std::vector<JobOutcome> outcomes;
     if (first_ >= end_) return outcomes;
+    if (scorer_.is_static()) {  // a static score does not depend on time: score the whole sequence in one call
+      batch_.clear();
+      for (std::size_t j = first_; j < end_; ++j) batch_.push_back(view(j));
+      static_score_.assign(batch_.size(), 0.0);
+      scorer_.score(context(), batch_, static_score_);
+    }
     now_ = jobs_[first_].submit;
     next_ = first_;
     enqueue(next_++);
@@ -101,7 +109,7 @@ class CompatRun {
     for (std::size_t j = first_; j < end_; ++j) {
       const CompatJob& job = jobs_[j];
       JobOutcome o;
-      o.job = j;
+      o.job = job.source;
       o.submit = job.submit;
       o.start = start_time_[j - first_];
       o.end = o.start + job.run;
@@ -120,7 +128,7 @@ class CompatRun {
 
   PendingJob view(std::size_t j) const {
     PendingJob p;
-    p.id = ids_[j].id;
+    p.id = jobs_[j].id;
     p.submit = jobs_[j].submit;
     p.wait = now_ - jobs_[j].submit;
     p.time_limit = request(j);
@@ -146,16 +154,9 @@ class CompatRun {
   void enqueue(std::size_t j) {
     ++queued_count_;
     // FCFS order (submit, trace order): arrivals come in trace order, so this is an append unless submits go back.
-    auto pos = std::upper_bound(fcfs_.begin(), fcfs_.end(), j, [this](std::size_t a, std::size_t b) {
-      return jobs_[a].submit != jobs_[b].submit ? jobs_[a].submit < jobs_[b].submit : a < b;
-    });
-    fcfs_.insert(pos, j);
-    if (scorer_.is_static()) {
-      batch_.assign(1, view(j));
-      scores_.assign(1, 0.0);
-      scorer_.score(context(), batch_, scores_);
-      ranked_.push(Ranked{scores_[0], jobs_[j].submit, j});
-    }
+    const Queued entry{jobs_[j].request, jobs_[j].nodes, j};
+    fcfs_.insert(std::upper_bound(fcfs_.begin(), fcfs_.end(), entry, fcfs_before_), entry);
+    if (scorer_.is_static()) ranked_.push(Ranked{static_score_[j - first_], jobs_[j].submit, j});
   }
 
   ScoringContext context() const {
@@ -174,7 +175,8 @@ class CompatRun {
     }
     batch_.clear();
     members_.clear();
-    for (std::size_t j : fcfs_) {
+    for (const Queued& q : fcfs_) {
+      const std::size_t j = q.job;
       if (started(j)) continue;
       batch_.push_back(view(j));
       members_.push_back(j);
@@ -202,7 +204,7 @@ class CompatRun {
   /// Drops started jobs from the FCFS list; only between scans, never while one iterates it.
   void compact() {
     if (fcfs_.size() > 64 && queued_count_ * 2 < fcfs_.size())
-      fcfs_.erase(std::remove_if(fcfs_.begin(), fcfs_.end(), [this](std::size_t q) { return started(q); }),
+      fcfs_.erase(std::remove_if(fcfs_.begin(), fcfs_.end(), [this](const Queued& q) { return started(q.job); }),
                   fcfs_.end());
   }
 
@@ -245,22 +247,41 @@ class CompatRun {
       if (free_procs >= jobs_[head].procs) break;
     }
     // RLScheduler rescans the whole queue after every event. A job it turned down stays turned down until nodes
-    // are released (time only moves on and fewer nodes are free), so after an arrival only the newcomer is tested.
-    const auto backfillable = [&](std::size_t j) { return !started(j) && now_ + request(j) < reservation && fits(j); };
+    // are released, and one whose request reaches past the reservation stays out for good (time only moves on).
+    // So the scan keeps a list of the jobs that may still qualify, in FCFS order, and after an arrival tests only
+    // the newcomer; the jobs started are the same as with full rescans.
+    candidates_.clear();
+    for (const Queued& q : fcfs_)
+      if (!started(q.job) && now_ + q.request < reservation) candidates_.push_back(q);
     bool rescan = true;
     while (!fits(head)) {
       if (rescan) {
-        for (std::size_t i = 0; i < fcfs_.size() && free_nodes_ > 0; ++i)
-          if (backfillable(fcfs_[i])) start(fcfs_[i]);
-      } else if (backfillable(next_ - 1)) {
-        start(next_ - 1);
+        std::size_t kept = 0;
+        for (const Queued& q : candidates_) {
+          if (started(q.job) || now_ + q.request >= reservation) continue;
+          if (q.nodes <= free_nodes_) {
+            start(q.job);
+            continue;
+          }
+          candidates_[kept++] = q;
+        }
+        candidates_.resize(kept);
+      } else {
+        const std::size_t j = next_ - 1;
+        if (now_ + request(j) < reservation) {
+          if (fits(j)) {
+            start(j);
+          } else {
+            const Queued entry{jobs_[j].request, jobs_[j].nodes, j};
+            candidates_.insert(std::upper_bound(candidates_.begin(), candidates_.end(), entry, fcfs_before_), entry);
+          }
+        }
       }
       rescan = !advance();
     }
   }
 
   const std::vector<CompatJob>& jobs_;
-  const std::vector<Job>& ids_;  // for the scorer's view only
   const int procs_per_node_;
   const std::size_t first_, end_;
   const Scorer& scorer_;
@@ -272,7 +293,24 @@ class CompatRun {
   std::size_t queued_count_ = 0;
   std::size_t seq_ = 0;
   std::vector<Seconds> start_time_;      // by job - first_, -1 until started
-  std::vector<std::size_t> fcfs_;        // queued jobs in FCFS order; started ones are removed lazily
+  /// A queued job in FCFS order, with what the backfill scan tests inline.
+  struct Queued {
+    Seconds request;
+    int nodes;
+    std::size_t job;
+  };
+  std::vector<Queued> fcfs_;  // started jobs are removed lazily (compact())
+  std::vector<Queued> candidates_;  // backfill: queued jobs that may still qualify for the current reservation
+  std::vector<double> static_score_;  // by job - first_, for static scorers
+  /// FCFS order: earlier submit, then trace order.
+  struct FcfsBefore {
+    const std::vector<CompatJob>* jobs;
+    bool operator()(const Queued& a, const Queued& b) const {
+      const Seconds sa = (*jobs)[a.job].submit, sb = (*jobs)[b.job].submit;
+      return sa != sb ? sa < sb : a.job < b.job;
+    }
+  };
+  FcfsBefore fcfs_before_{&jobs_};
   std::priority_queue<Ranked, std::vector<Ranked>, RanksBelow> ranked_;  // static scorers only
   std::vector<RunningJob> running_;      // min-heap on (end, seq)
   std::vector<RunningJob> by_request_;

@@ -14,7 +14,7 @@ using rlsched::test::cpu_job;
 namespace {
 
 CompatWorkload machine(std::vector<Job> jobs, int nodes, int per_node) {
-  Workload w;
+  static Workload w;  // prepared workloads refer back to it
   w.jobs = std::move(jobs);
   auto cw = prepare_compat_workload(w, nodes, per_node);
   REQUIRE(cw.ok());
@@ -63,6 +63,7 @@ TEST_CASE("compat: prepare drops zero run times, sorts by id, and refuses jobs w
   CHECK(cw->dropped_zero_runtime == 1);
   REQUIRE(cw->jobs.size() == 2);
   CHECK(cw->jobs[0].id == 3);
+  CHECK(cw->jobs[0].source == 2);
   CHECK(cw->procs_per_node == 1);
 
   w.jobs.push_back(cpu_job(9, 0, 10, 9));

@@ -23,6 +23,8 @@ namespace rlsched::sim {
 
 /// What the compat simulation reads of a job, packed so that queue scans stay in cache.
 struct CompatJob {
+  JobId id;
+  std::size_t source;  ///< index of the job in the workload it was prepared from
   Seconds submit;
   Seconds run;
   Seconds request;  ///< requested time (time limit), or the run time when the trace has none
@@ -32,8 +34,7 @@ struct CompatJob {
 
 /// The job list and machine RLScheduler derives from an SWF trace.
 struct CompatWorkload {
-  std::vector<Job> jobs;  ///< run_time > 0, sorted by job id (as RLScheduler's loader does)
-  std::vector<CompatJob> packed;  ///< jobs[i] as the simulation reads it
+  std::vector<CompatJob> jobs;  ///< run_time > 0, sorted by job id (as RLScheduler's loader does)
   int nodes = 0;
   int procs_per_node = 1;
   std::size_t dropped_zero_runtime = 0;  ///< RLScheduler's loader drops jobs with run time 0
@@ -44,7 +45,8 @@ struct CompatWorkload {
 /// \return InvalidInput when no machine size is known or a job needs more processors than the machine has.
 Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nodes = 0, int procs_per_node = 0);
 
-/// Simulates jobs [first, first + count) of the workload. Outcomes are indexed like the workload's jobs.
+/// Simulates jobs [first, first + count) of the prepared workload. Outcome::job is the index in the workload the
+/// jobs were prepared from (CompatJob::source), so metrics can be computed against that workload.
 std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
                                             const Scorer& scorer, bool backfill);
 
