@@ -30,13 +30,27 @@ Result<Cluster> implied_cluster(const Workload& workload) {
       return Status::InvalidInput(fmt::format(
           "{}: the workload asks for accelerators, so it needs a cluster description (--cluster)",
           workload.report.source));
+  Cluster cluster;
   if (workload.max_nodes > 0) {
     const int procs = workload.max_procs > 0 ? workload.max_procs : workload.max_nodes;
-    return Cluster::Homogeneous(workload.max_nodes, std::max(procs / workload.max_nodes, 1));
+    cluster = Cluster::Homogeneous(workload.max_nodes, std::max(procs / workload.max_nodes, 1));
+  } else {
+    int widest = 1;
+    for (const Job& job : workload.jobs) widest = std::max(widest, job.cpus);
+    cluster = Cluster::Homogeneous(widest, 1);
   }
-  int widest = 1;
-  for (const Job& job : workload.jobs) widest = std::max(widest, job.cpus);
-  return Cluster::Homogeneous(widest, 1);
+  // A trace names partitions but not their nodes: each partition it names spans the whole machine.
+  std::vector<std::string> named;
+  for (const Job& job : workload.jobs)
+    for (const std::string& p : job.partitions)
+      if (std::find(named.begin(), named.end(), p) == named.end()) named.push_back(p);
+  if (!named.empty()) {
+    const std::vector<int> all_nodes = cluster.partitions.front().nodes;
+    cluster.partitions.clear();
+    for (const std::string& name : named) cluster.partitions.push_back(Partition{name, all_nodes, 1, 1, 0, false});
+    cluster.partitions.front().is_default = true;
+  }
+  return cluster;
 }
 
 namespace {

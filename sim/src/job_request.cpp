@@ -50,8 +50,7 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
   JobRequest r;
   r.user = user;
   r.limit = job.time_limit > 0 ? job.time_limit : std::max<Seconds>(job.run_time, 1);
-  const double total_cpus = std::max(cluster.total_cpus(), 1);
-  r.job_size_factor = std::min(1.0, job.cpus / total_cpus);
+  r.job_size_factor = std::min(1.0, job.cpus / static_cast<double>(std::max(topology.total_cpus, 1)));
   if (cluster.priority.favor_small) r.job_size_factor = 1.0 - r.job_size_factor;
 
   // Partitions: the ones asked for, or the default one.

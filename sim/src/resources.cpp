@@ -12,6 +12,7 @@ Topology::Topology(const Cluster& cluster) {
   type_capacity.assign(cluster.accelerator_types.size(), 0);
   for (const Node& node : cluster.nodes) {
     cpus.push_back(node.cpus);
+    total_cpus += node.cpus;
     mem.push_back(node.mem_mb);
     slot_begin.push_back(static_cast<int>(slot_type.size()));
     for (const GresCount& g : node.gres) {

@@ -38,6 +38,7 @@ struct Topology {
   explicit Topology(const Cluster& cluster);
 
   int node_count() const { return static_cast<int>(cpus.size()); }
+  int total_cpus = 0;
   std::vector<int> cpus;
   std::vector<std::int64_t> mem;
   std::vector<int> slot_begin;  ///< node n's slots are [slot_begin[n], slot_begin[n+1])

@@ -224,10 +224,11 @@ void SlurmSim::update_priorities(Seconds now) {
     sorted_scores_ = scores_;
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
   }
-  for (std::size_t i = 0; i < pending_.size(); ++i)
-    state_[pending_[i].job].priority = priority_of(pending_[i].job, scores_[i], now);
-  std::sort(pending_.begin(), pending_.end(),
-            [this](const QueueEntry& a, const QueueEntry& b) { return ranks_before(a.job, b.job); });
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    pending_[i].priority = priority_of(pending_[i].job, scores_[i], now);
+    state_[pending_[i].job].priority = pending_[i].priority;
+  }
+  std::sort(pending_.begin(), pending_.end());
   dirty_ = true;
   only_arrivals_ = false;
 }
@@ -526,10 +527,9 @@ void SlurmSim::make_pending(int job, Seconds now) {
   scores_.assign(1, 0.0);
   scorer_.score(scoring_context(now), batch_, scores_);
   s.priority = priority_of(job, scores_[0], now);
-  const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation};
-  const auto at = std::upper_bound(pending_.begin(), pending_.end(), entry, [this](const QueueEntry& a, const QueueEntry& b) {
-    return ranks_before(a.job, b.job);
-  });
+  const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation, requests_[job].tier, s.priority,
+                         jobs_[job].submit};
+  const auto at = std::upper_bound(pending_.begin(), pending_.end(), entry);
   first_live_ = std::min(first_live_, static_cast<std::size_t>(at - pending_.begin()));
   pending_.insert(at, entry);
   ++pending_count_;

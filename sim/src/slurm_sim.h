@@ -150,6 +150,15 @@ class SlurmSim {
     int cpus;
     Seconds limit;
     std::uint32_t generation;  // the job's generation when queued: a requeued job's old entry is stale
+    int tier;                  // queue order keys, copies of the job's (see ranks_before)
+    double priority;
+    Seconds submit;
+    bool operator<(const QueueEntry& o) const {  // queue order: see ranks_before
+      if (tier != o.tier) return tier > o.tier;
+      if (priority != o.priority) return priority > o.priority;
+      if (submit != o.submit) return submit < o.submit;
+      return job < o.job;
+    }
   };
   bool live(const QueueEntry& e) const {
     return state_[e.job].phase == Phase::kPending && state_[e.job].generation == e.generation;
