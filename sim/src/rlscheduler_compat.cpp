@@ -70,24 +70,28 @@ struct LaterEnd {
 /// One sequence of RLScheduler's simulation; see the header for the semantics reproduced here.
 class CompatRun {
  public:
-  CompatRun(const CompatWorkload& workload, std::size_t first, std::size_t count, const Scorer& scorer, bool backfill)
+  CompatRun(const CompatWorkload& workload, std::size_t first, std::size_t count, const Scorer* scorer,
+            DecisionMaker* agent, bool backfill)
       : jobs_(workload.jobs),
         procs_per_node_(workload.procs_per_node),
         first_(first),
         end_(std::min(first + count, workload.jobs.size())),
         scorer_(scorer),
+        agent_(agent),
+        static_(scorer != nullptr && scorer->is_static()),
         backfill_(backfill),
+        total_nodes_(workload.nodes),
         free_nodes_(workload.nodes),
         start_time_(end_ - first_, -1) {}
 
   std::vector<JobOutcome> run() {
     std::vector<JobOutcome> outcomes;
     if (first_ >= end_) return outcomes;
-    if (scorer_.is_static()) {  // a static score does not depend on time: score the whole sequence in one call
+    if (static_) {  // a static score does not depend on time: score the whole sequence in one call
       batch_.clear();
       for (std::size_t j = first_; j < end_; ++j) batch_.push_back(view(j));
       static_score_.assign(batch_.size(), 0.0);
-      scorer_.score(context(), batch_, static_score_);
+      scorer_->score(context(), batch_, static_score_);
     }
     now_ = jobs_[first_].submit;
     next_ = first_;
@@ -134,6 +138,7 @@ class CompatRun {
     p.time_limit = request(j);
     p.cpus = jobs_[j].procs;
     p.nodes = nodes_needed(j);
+    p.fits_now = fits(j);
     return p;
   }
 
@@ -156,20 +161,21 @@ class CompatRun {
     // FCFS order (submit, trace order): arrivals come in trace order, so this is an append unless submits go back.
     const Queued entry{jobs_[j].request, jobs_[j].nodes, j};
     fcfs_.insert(std::upper_bound(fcfs_.begin(), fcfs_.end(), entry, fcfs_before_), entry);
-    if (scorer_.is_static()) ranked_.push(Ranked{static_score_[j - first_], jobs_[j].submit, j});
+    if (static_) ranked_.push(Ranked{static_score_[j - first_], jobs_[j].submit, j});
   }
 
   ScoringContext context() const {
     ScoringContext c;
     c.now = now_;
-    c.total_cpus = 0;
+    c.total_cpus = total_nodes_ * procs_per_node_;
+    c.total_nodes = total_nodes_;
     c.idle_cpus = free_nodes_ * procs_per_node_;
     c.pending_jobs = static_cast<int>(queued_count_);
     return c;
   }
 
   std::size_t pick() {
-    if (scorer_.is_static()) {
+    if (static_) {
       while (started(ranked_.top().job)) ranked_.pop();
       return ranked_.top().job;
     }
@@ -181,8 +187,9 @@ class CompatRun {
       batch_.push_back(view(j));
       members_.push_back(j);
     }
+    if (agent_ != nullptr) return members_.at(agent_->choose(context(), batch_));
     scores_.assign(batch_.size(), 0.0);
-    scorer_.score(context(), batch_, scores_);
+    scorer_->score(context(), batch_, scores_);
     std::size_t best = 0;
     RanksBelow below;
     for (std::size_t i = 1; i < members_.size(); ++i) {
@@ -199,6 +206,7 @@ class CompatRun {
     --queued_count_;
     running_.push_back(RunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), seq_++});
     std::push_heap(running_.begin(), running_.end(), LaterEnd());
+    if (agent_ != nullptr) agent_->on_start(j, now_ - jobs_[j].submit, jobs_[j].run);
   }
 
   /// Drops started jobs from the FCFS list; only between scans, never while one iterates it.
@@ -284,11 +292,14 @@ class CompatRun {
   const std::vector<CompatJob>& jobs_;
   const int procs_per_node_;
   const std::size_t first_, end_;
-  const Scorer& scorer_;
+  const Scorer* scorer_;  // exactly one of scorer_ and agent_ is set
+  DecisionMaker* agent_;
+  const bool static_;     // scorer_ scores do not change while jobs wait: rank once, keep a heap
   const bool backfill_;
 
   Seconds now_ = 0;
   std::size_t next_ = 0;
+  const int total_nodes_;
   int free_nodes_;
   std::size_t queued_count_ = 0;
   std::size_t seq_ = 0;
@@ -323,7 +334,12 @@ class CompatRun {
 
 std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
                                             const Scorer& scorer, bool backfill) {
-  return CompatRun(workload, first, count, scorer, backfill).run();
+  return CompatRun(workload, first, count, &scorer, nullptr, backfill).run();
+}
+
+std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
+                                            DecisionMaker& agent, bool backfill) {
+  return CompatRun(workload, first, count, nullptr, &agent, backfill).run();
 }
 
 }  // namespace rlsched::sim

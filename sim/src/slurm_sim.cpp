@@ -51,6 +51,11 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   free_ = idle;
   free_cpus_total_ = total_cpus_;
   for (int count : topology_.slot_count) free_accel_total_ += count;
+  total_accelerators_ = static_cast<int>(free_accel_total_);
+  for (const AcceleratorType& t : cluster.accelerator_types) {
+    fastest_speed_ = std::max(fastest_speed_, t.speed);
+    for (const auto& [job_class, speed] : t.class_speed) fastest_speed_ = std::max(fastest_speed_, speed);
+  }
   node_partitions_.resize(topology_.node_count());
   partition_free_cpus_.assign(cluster.partitions.size(), 0);
   partition_free_accel_.assign(cluster.partitions.size(), std::vector<int>(cluster.accelerator_types.size(), 0));
@@ -550,6 +555,8 @@ ScoringContext SlurmSim::scoring_context(Seconds now) const {
   c.now = now;
   c.total_cpus = total_cpus_;
   c.idle_cpus = static_cast<int>(free_cpus_total_);
+  c.total_nodes = topology_.node_count();
+  c.total_accelerators = total_accelerators_;
   c.pending_jobs = static_cast<int>(pending_count_);
   return c;
 }
@@ -567,6 +574,24 @@ PendingJob SlurmSim::view(int job, Seconds now) const {
   p.accelerators = j.accel.count;
   p.restarts = outcomes_[job].restarts;
   p.checkpointable = j.checkpointable;
+  for (int part : r.partitions) {
+    if (partition_free_cpus_[part] < j.cpus) continue;
+    for (int type : r.types)
+      if (type < 0 || partition_free_accel_[part][type] >= j.accel.count) p.fits_now = true;
+  }
+  if (r.types.front() >= 0) {
+    double capacity = 0, idle = 0;
+    for (int type : r.types) {
+      capacity += topology_.type_capacity[type];
+      long long free = 0;
+      for (int part : r.partitions) free = std::max<long long>(free, partition_free_accel_[part][type]);
+      idle += static_cast<double>(free);
+    }
+    p.idle_accel_share = capacity > 0 ? std::min(1.0, idle / capacity) : 0.0;
+    p.accel_speed = fastest_speed_ > 0
+                        ? cluster_.accelerator_types[r.types.front()].speed_for(j.job_class) / fastest_speed_
+                        : 1.0;
+  }
   const Seconds max_age = std::max<Seconds>(cluster_.priority.max_age, 1);
   p.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
   p.fairshare_factor = fairshare_.factor(r.user);

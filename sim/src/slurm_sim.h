@@ -124,6 +124,8 @@ class SlurmSim {
   const SimConfig& config_;
   const Topology topology_;
   const int total_cpus_;
+  int total_accelerators_ = 0;
+  double fastest_speed_ = 0;  // of any accelerator type and job class: accel_speed features are relative to it
   const bool multifactor_;
   const bool ticks_;  ///< priorities change while jobs wait, so the decay thread must run
 

@@ -25,6 +25,9 @@ struct PendingJob {
   int accelerators = 0;    ///< accelerators requested in total
   int restarts = 0;
   bool checkpointable = false;
+  bool fits_now = false;        ///< its request fits in the idle resources of one of its partitions
+  double accel_speed = 1.0;     ///< fastest allowed accelerator type's speed / fastest type in the cluster; 1 if none
+  double idle_accel_share = 0;  ///< idle accelerators of its allowed types / all of those types; 0 for CPU jobs
   /// Slurm multifactor factors, each normalised to [0, 1] as Slurm does (priority_factors_t).
   double age_factor = 0;
   double fairshare_factor = 0;
@@ -38,6 +41,8 @@ struct ScoringContext {
   Seconds now = 0;
   int total_cpus = 0;
   int idle_cpus = 0;
+  int total_nodes = 0;
+  int total_accelerators = 0;
   int pending_jobs = 0;
 };
 

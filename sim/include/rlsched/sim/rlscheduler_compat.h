@@ -45,10 +45,28 @@ struct CompatWorkload {
 /// \return InvalidInput when no machine size is known or a job needs more processors than the machine has.
 Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nodes = 0, int procs_per_node = 0);
 
+/// Chooses each queue head itself instead of a scorer: what a learning agent plugs in.
+class DecisionMaker {
+ public:
+  virtual ~DecisionMaker() = default;
+  /// Picks the next queue head. `queue` holds the waiting jobs in FCFS order (earliest submit first).
+  /// \return an index into `queue`.
+  virtual std::size_t choose(const ScoringContext& context, const std::vector<PendingJob>& queue) = 0;
+  /// Called whenever a job starts, chosen or backfilled; `job` indexes the prepared workload's jobs.
+  virtual void on_start(std::size_t job, Seconds wait, Seconds run) {
+    (void)job;
+    (void)wait;
+    (void)run;
+  }
+};
+
 /// Simulates jobs [first, first + count) of the prepared workload. Outcome::job is the index in the workload the
 /// jobs were prepared from (CompatJob::source), so metrics can be computed against that workload.
 std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
                                             const Scorer& scorer, bool backfill);
+/// The same, with `agent` choosing every head (ties and order are its business).
+std::vector<JobOutcome> run_compat_sequence(const CompatWorkload& workload, std::size_t first, std::size_t count,
+                                            DecisionMaker& agent, bool backfill);
 
 /// RLScheduler's evaluation: 10 sequences of 1,024 jobs at these 0-based start indices (their seeded draw).
 struct CompatProtocol {
