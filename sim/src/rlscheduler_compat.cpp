@@ -89,7 +89,10 @@ class CompatRun {
     if (first_ >= end_) return outcomes;
     if (static_) {  // a static score does not depend on time: score the whole sequence in one call
       batch_.clear();
-      for (std::size_t j = first_; j < end_; ++j) batch_.push_back(view(j));
+      for (std::size_t j = first_; j < end_; ++j) {
+        batch_.push_back(view(j));
+        batch_.back().wait = 0;  // as at its arrival; a static scorer must not depend on it anyway
+      }
       static_score_.assign(batch_.size(), 0.0);
       scorer_->score(context(), batch_, static_score_);
     }

@@ -10,6 +10,7 @@
 #include "progress.h"
 #include "report_json.h"
 #include "report_table.h"
+#include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "run_options.h"
 
@@ -35,7 +36,7 @@ int run_evaluate(const EvaluateOptions& options) {
   const std::vector<std::string> names = expand_policies(options.policies);
   std::vector<sim::PolicyResult> results;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    auto scorer = make_scorer(names[i], scorer_settings(*inputs));
+    auto scorer = policy::make_policy_scorer(names[i], scorer_settings(*inputs));
     if (!scorer.ok()) return fail(scorer.status());
     // The bar lives only for the run, so it is erased before any error message is printed.
     auto result = [&] {

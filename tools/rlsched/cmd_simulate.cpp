@@ -8,6 +8,7 @@
 #include "progress.h"
 #include "report_json.h"
 #include "report_table.h"
+#include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/simulator.h"
 #include "run_options.h"
@@ -32,7 +33,7 @@ int run_simulate(const SimulateOptions& options) {
     std::fflush(stdout);
   }
 
-  auto scorer = make_scorer(options.policy, scorer_settings(*inputs));
+  auto scorer = policy::make_policy_scorer(options.policy, scorer_settings(*inputs));
   if (!scorer.ok()) return fail(scorer.status());
   auto result = [&]() -> Result<sim::PolicyResult> {
     ProgressBar bar(options.policy);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <functional>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -21,6 +22,10 @@ using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_evaluate(CLI::App& app);
 CommandRunner setup_simulate(CLI::App& app);
+CommandRunner setup_train(CLI::App& app);
+
+/// The command line rlsched was started with, words joined by spaces (for records such as model cards).
+const std::string& invocation();
 
 /// Exit codes shared by every subcommand (documented in docs/cli.md).
 inline constexpr int kExitOk = 0;

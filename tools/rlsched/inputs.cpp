@@ -30,6 +30,18 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
   read.strict = options.strict;
   auto workload = io::read_workload(options.trace, read);
   if (!workload.ok()) return workload.status();
+  if (!options.jobs.empty()) {
+    const auto colon = options.jobs.find(':');
+    const std::size_t first = std::stoull(options.jobs.substr(0, colon));
+    const std::size_t count = std::stoull(options.jobs.substr(colon + 1));
+    std::vector<Job>& jobs = workload->jobs;
+    if (first >= jobs.size())
+      return Status::InvalidInput(
+          fmt::format("{}: --jobs starts at job {} but the trace has {} usable jobs", options.trace, first, jobs.size()));
+    jobs.erase(jobs.begin() + static_cast<std::ptrdiff_t>(std::min(first + count, jobs.size())), jobs.end());
+    jobs.erase(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(first));
+    inputs.trace_label += fmt::format(" (jobs {}..{})", first, first + jobs.size() - 1);
+  }
   if (workload->jobs.empty())
     return Status::InvalidInput(fmt::format("{}: no usable jobs ({} records, {} skipped)", options.trace,
                                             workload->report.records, workload->report.skipped));

@@ -21,13 +21,20 @@ const std::vector<CommandSpec>& command_table() {
       {"evaluate", "Run several policies on one workload and compare them in a table", rlsched::cli::setup_evaluate},
       {"simulate", "Run one policy on one workload and report it in detail (optionally per job)",
        rlsched::cli::setup_simulate},
+      {"train", "Train a ranking policy with PPO in the simulator and write it as a TorchScript model",
+       rlsched::cli::setup_train},
   };
   return table;
 }
 
+std::string g_invocation;
+
 }  // namespace
 
+const std::string& rlsched::cli::invocation() { return g_invocation; }
+
 int main(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) g_invocation += (i == 0 ? "rlsched" : std::string(" ") + argv[i]);
   CLI::App app{"rlsched: a learned job scheduler for Slurm; simulate and compare scheduling policies on traces",
                "rlsched"};
   app.set_version_flag("--version", std::string("rlsched ") + RLSCHED_VERSION);

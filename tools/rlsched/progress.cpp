@@ -44,8 +44,9 @@ void ProgressBar::update(double share) {
   share = std::clamp(share, 0.0, 1.0);
   const int filled = static_cast<int>(share * kBarWidth);
   const std::string eta = share > 0 ? clock_text(elapsed * (1.0 - share) / share) : std::string("?");
-  fmt::print(stderr, "\r\033[K{} [{}{}] {:3.0f}%  elapsed {}  eta {}", label_, std::string(filled, '#'),
-             std::string(kBarWidth - filled, '.'), share * 100.0, clock_text(elapsed), eta);
+  fmt::print(stderr, "\r\033[K{} [{}{}] {:3.0f}%  elapsed {}  eta {}{}{}", label_, std::string(filled, '#'),
+             std::string(kBarWidth - filled, '.'), share * 100.0, clock_text(elapsed), eta,
+             detail_.empty() ? "" : "  ", detail_);
   std::fflush(stderr);
 }
 

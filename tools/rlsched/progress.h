@@ -18,6 +18,8 @@ class ProgressBar {
 
   /// Records the share of work done (0..1) and redraws when due.
   void update(double share);
+  /// Text shown after the bar (e.g. the latest validation figure).
+  void set_detail(std::string detail) { detail_ = std::move(detail); }
 
   /// A callback for EvaluationOptions::progress that feeds this bar.
   std::function<void(double)> callback() {
@@ -27,6 +29,7 @@ class ProgressBar {
  private:
   using Clock = std::chrono::steady_clock;
   std::string label_;
+  std::string detail_;
   Clock::time_point start_;
   Clock::time_point last_draw_;
   bool enabled_;

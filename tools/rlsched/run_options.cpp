@@ -41,9 +41,11 @@ CLI::Validator policy_validator(bool list) {
         if (list) known.push_back("all");
         const std::vector<std::string> names = list ? split_commas(text) : std::vector<std::string>{text};
         if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
-        for (const std::string& name : names)
+        for (const std::string& name : names) {
+          if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {})", name, fmt::join(known, ", "));
+            return fmt::format("unknown policy '{}' (known: {}, model:PATH)", name, fmt::join(known, ", "));
+        }
         return {};
       },
       "");  // the option's type name already says NAME or LIST
@@ -64,6 +66,18 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "Workload trace: SWF (.swf, .swf.gz), sacct --parsable2 output or Alibaba pod CSV; "
                  "default: a built-in synthetic workload")
       ->type_name("FILE");
+  app.add_option("--jobs", options.jobs,
+                 "Only jobs FIRST..FIRST+COUNT-1 of the trace (0-based, file order), e.g. 300000:50000")
+      ->type_name("FIRST:COUNT")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const auto colon = text.find(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+                text.find_first_not_of("0123456789:") != std::string::npos || text.find(':', colon + 1) != std::string::npos)
+              return "expected FIRST:COUNT with whole numbers, e.g. 300000:50000";
+            return {};
+          },
+          ""));
   app.add_option("--cluster", options.cluster,
                  "Cluster description: rlsched YAML (*.yaml) or slurm.conf (gres.conf beside it is read too); "
                  "default: the cluster the trace implies")

@@ -18,6 +18,7 @@ struct RunOptions {
   std::string backfill = "easy";
   std::string protocol = "full";
   bool strict = false;
+  std::string jobs;     ///< "FIRST:COUNT" window of the trace's jobs (in file order); empty: all
   double failures_mtbf_hours = 0;  ///< 0: no node failures
   double failures_mttr_hours = 1;
   std::uint64_t seed = 1;

@@ -1,0 +1,185 @@
+#include <cmath>
+#include <random>
+
+#include "networks.h"
+#include "ppo.h"
+#include "rlsched/io/workload_readers.h"
+#include "rlsched/policy/torchscript_scorer.h"
+#include "rlsched/sim/evaluation.h"
+#include "rlsched/train/trainer.h"
+#include "rollout.h"
+
+// Last: libtorch pulls in glog, whose CHECK would otherwise replace Catch's.
+#include <catch2/catch.hpp>
+
+using namespace rlsched;
+using namespace rlsched::train;
+
+TEST_CASE("job costs follow the objective, with the starvation penalty past its threshold") {
+  TrainConfig c;
+  CostModel bsld(c);
+  CHECK(bsld.job_cost(90, 10) == 10.0);
+  CHECK(bsld.job_cost(0, 5) == 1.0);
+  c.objective = Objective::kWait;
+  c.starvation_penalty = 2;
+  c.starvation_threshold = 100;
+  CostModel wait(c);
+  CHECK(wait.job_cost(50, 10) == 50.0);
+  CHECK(wait.job_cost(300, 10) == 300.0 + 2.0 * (300 - 100) / 100.0);
+  CHECK(parse_objective("wait").value() == Objective::kWait);
+  CHECK(parse_objective("fast").status().message() == "unknown objective 'fast' (known: bsld, wait, utilization)");
+}
+
+TEST_CASE("GAE with gamma 1: advantages and returns of a two-decision episode") {
+  Episode e;
+  e.decisions.resize(2);
+  e.rewards = {-1.0f, -2.0f};
+  std::vector<float> adv, ret;
+  // values 0.5 and 0.25; lambda 0.5: delta1 = -2 - 0.25 = -2.25; delta0 = -1 + 0.25 - 0.5 = -1.25;
+  // A1 = -2.25, A0 = -1.25 + 0.5 * -2.25 = -2.375.
+  advantages({e}, {0.5f, 0.25f}, 1.0, 0.5, adv, ret);
+  CHECK(adv[1] == Approx(-2.25));
+  CHECK(adv[0] == Approx(-2.375));
+  CHECK(ret[0] == Approx(-1.875));
+  CHECK(ret[1] == Approx(-2.0));
+}
+
+TEST_CASE("the per-decision softmax matches a softmax computed by hand, and plain inference matches torch") {
+  torch::manual_seed(3);
+  PolicyNets nets(static_cast<int>(features::kFeatureCount), std::vector<int>{8});
+  nets->set_normalisation(torch::rand({static_cast<int64_t>(features::kFeatureCount)}),
+                          torch::rand({static_cast<int64_t>(features::kFeatureCount)}) + 0.5);
+  Episode e;
+  e.features.resize(5 * features::kFeatureCount);
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (float& f : e.features) f = u(rng);
+  e.decisions = {Decision{0, 2, 1, 0.0f, 1.0f}, Decision{2, 3, 0, 0.0f, 0.5f}};
+  e.rewards = {0, 0};
+  const torch::Tensor rows =
+      torch::from_blob(e.features.data(), {5, static_cast<int64_t>(features::kFeatureCount)}).clone();
+  const torch::Tensor s = nets->scores(rows).detach();
+  const double lse0 = std::log(std::exp(s[0].item<double>()) + std::exp(s[1].item<double>()));
+  const double lse1 = std::log(std::exp(s[2].item<double>()) + std::exp(s[3].item<double>()) +
+                               std::exp(s[4].item<double>()));
+  std::vector<float> plain(5), scratch;
+  nets->to_plain().forward(e.features.data(), 5, plain.data(), scratch);
+  for (int i = 0; i < 5; ++i) CHECK(plain[i] == Approx(s[i].item<float>()).epsilon(1e-5));
+
+  // imitation_pass computes exactly these log-probabilities; one step with lr 0 leaves them unchanged
+  torch::optim::SGD frozen(nets->parameters(), torch::optim::SGDOptions(0.0));
+  std::mt19937_64 shuffle(1);
+  const double loss = imitation_pass(nets, frozen, {e}, 16, shuffle);
+  const double expected = -((s[1].item<double>() - lse0) + (s[2].item<double>() - lse1)) / 2;
+  CHECK(loss == Approx(expected).epsilon(1e-5));
+}
+
+namespace {
+
+/// Average bounded slowdown of a policy choosing heads on one fixed Lublin sequence.
+double bsld_on(const sim::CompatWorkload& w, sim::DecisionMaker& agent) {
+  double sum = 0;
+  const auto outcomes = sim::run_compat_sequence(w, 2000, 512, agent, true);
+  for (const auto& o : outcomes) sum += sim::bounded_slowdown(o.wait(), o.run());
+  return sum / static_cast<double>(outcomes.size());
+}
+
+class RandomChoice final : public sim::DecisionMaker {
+ public:
+  std::size_t choose(const ScoringContext&, const std::vector<PendingJob>& queue) override {
+    return std::uniform_int_distribution<std::size_t>(0, queue.size() - 1)(rng_);
+  }
+
+ private:
+  std::mt19937_64 rng_{5};
+};
+
+class ModelChoice final : public sim::DecisionMaker {
+ public:
+  explicit ModelChoice(const Scorer& s) : scorer_(s) {}
+  std::size_t choose(const ScoringContext& c, const std::vector<PendingJob>& queue) override {
+    scores_.assign(queue.size(), 0.0);
+    scorer_.score(c, queue, scores_);
+    return static_cast<std::size_t>(std::max_element(scores_.begin(), scores_.end()) - scores_.begin());
+  }
+
+ private:
+  const Scorer& scorer_;
+  std::vector<double> scores_;
+};
+
+}  // namespace
+
+// The CI smoke test: PPO alone (no imitation warm start), a minute of training on Lublin-1, and the saved model
+// must schedule a fixed sequence better than choosing at random.
+TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a fixed sequence") {
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+  TrainConfig c;
+  c.traces = {trace};
+  c.imitation_epochs = 0;
+  c.epochs = 12;
+  c.episodes_per_epoch = 16;
+  c.sequence_length = 256;
+  c.validation_sequences = 2;
+  c.eval_every = 4;
+  c.patience = 0;
+  c.output = std::string(P_tmpdir) + "/rlsched_smoke_model.pt";
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  CHECK(result->epochs_run == 12);
+
+  auto model = policy::make_policy_scorer("model:" + c.output);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  auto workload = io::read_swf(trace);
+  REQUIRE(workload.ok());
+  auto prepared = sim::prepare_compat_workload(*workload);
+  REQUIRE(prepared.ok());
+  ModelChoice trained(**model);
+  RandomChoice random;
+  const double learned = bsld_on(*prepared, trained);
+  const double chance = bsld_on(*prepared, random);
+  INFO("trained " << learned << " random " << chance);
+  CHECK(learned < 0.8 * chance);
+}
+
+TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+  TrainConfig c;
+  c.traces = {trace};
+  c.imitation_epochs = 2;
+  c.episodes_per_epoch = 4;
+  c.sequence_length = 128;
+  c.validation_sequences = 2;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.epochs = 4;
+  auto straight = train_policy(c);
+  auto again = train_policy(c);
+  REQUIRE(straight.ok());
+  REQUIRE(again.ok());
+  CHECK(straight->best_validation_cost_ratio == again->best_validation_cost_ratio);
+
+  TrainConfig first = c;
+  first.stop_after = 2;
+  first.checkpoint = std::string(P_tmpdir) + "/rlsched_resume.ckpt";
+  REQUIRE(train_policy(first).ok());
+  TrainConfig rest = c;
+  rest.resume = first.checkpoint;
+  auto resumed = train_policy(rest);
+  INFO(resumed.status().message());
+  REQUIRE(resumed.ok());
+  CHECK(resumed->best_validation_cost_ratio == straight->best_validation_cost_ratio);
+}
+
+TEST_CASE("bad training input is refused with a clear message") {
+  TrainConfig c;
+  CHECK(train_policy(c).status().message() == "no training traces given");
+  c.traces = {std::string(RLSCHED_TEST_DATA) + "/swf/small.swf"};
+  auto short_trace = train_policy(c);
+  REQUIRE_FALSE(short_trace.ok());
+  CHECK(short_trace.status().message().find("too few for training and validation sequences") != std::string::npos);
+  c.reference = "nope";
+  CHECK(train_policy(c).status().message().find("unknown policy 'nope'") == 0);
+}

@@ -1,0 +1,117 @@
+// `rlsched train`: PPO training of a ranking policy in the simulator; writes a TorchScript model and its card.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "progress.h"
+#include "rlsched/sim/evaluation.h"
+#include "rlsched/train/trainer.h"
+
+namespace rlsched::cli {
+namespace {
+
+struct TrainOptions {
+  train::TrainConfig config;
+  std::string backfill = "easy";
+  std::string objective = "bsld";
+  double time_budget_minutes = 0;
+  std::string command_line;
+};
+
+int run_train(TrainOptions& options) {
+  train::TrainConfig& config = options.config;
+  auto backfill = sim::parse_backfill(options.backfill);
+  if (!backfill.ok()) return fail(backfill.status());
+  config.backfill = *backfill;
+  auto objective = train::parse_objective(options.objective);
+  if (!objective.ok()) return fail(objective.status());
+  config.objective = *objective;
+  config.time_budget_seconds = options.time_budget_minutes * 60.0;
+  config.command_line = options.command_line;
+
+  ProgressBar bar("training");
+  auto result = train::train_policy(config, [&](const train::TrainProgress& p) {
+    const std::string detail = fmt::format("train {:.4f}  validation {:.4f}  best {:.4f}", p.train_cost_ratio,
+                                           p.validation_cost_ratio, p.best_validation);
+    bar.set_detail(detail);
+    bar.update(static_cast<double>(p.epoch) / std::max(p.epochs, 1));
+    if (p.epoch % std::max(config.eval_every, 1) == 0 || p.epoch == p.epochs)
+      fmt::print(stderr, "\repoch {}/{}  {:.0f} s  {}  entropy {:.3f}  kl {:.4f}  value loss {:.2e}\n", p.epoch,
+                 p.epochs, p.elapsed_seconds, detail, p.entropy, p.approx_kl, p.value_loss);
+  });
+  if (!result.ok()) return fail(result.status());
+  fmt::print("trained {} epochs in {:.0f} s{}\n", result->epochs_run, result->seconds,
+             result->stopped_early ? " (stopped early)" : "");
+  fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n", config.reference,
+             result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
+  fmt::print("teacher: {}\n", result->teacher);
+  fmt::print("model: {}\n", result->model_path);
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner setup_train(CLI::App& app) {
+  auto options = std::make_shared<TrainOptions>();
+  train::TrainConfig& c = options->config;
+  app.add_option("--trace", c.traces, "Training trace (repeat for several); the last part of each is held back")
+      ->type_name("FILE")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--output", c.output, "Model file to write (TorchScript; a model card .md is written beside it)")
+      ->type_name("MODEL")
+      ->required();
+  app.add_option("--model-card", c.model_card, "Where to write the model card instead")->type_name("MD");
+  app.add_option("--backfill", options->backfill, "Backfill of the training simulator: easy or none")
+      ->capture_default_str();
+  app.add_option("--objective", options->objective, "bsld (average bounded slowdown), wait or utilization")
+      ->capture_default_str();
+  app.add_option("--starvation-penalty", c.starvation_penalty,
+                 "Extra cost per job: penalty * (wait - threshold) / threshold when it waited longer")
+      ->capture_default_str();
+  app.add_option("--starvation-threshold", c.starvation_threshold, "Seconds of wait before the penalty starts")
+      ->capture_default_str();
+  app.add_option("--reference", c.reference, "Heuristic whose cost normalises rewards and validation figures")
+      ->capture_default_str();
+  app.add_option("--teacher", c.teacher,
+                 "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic")
+      ->capture_default_str();
+  app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
+      ->capture_default_str();
+  app.add_option("--epochs", c.epochs, "PPO epochs at most")->capture_default_str();
+  app.add_option("--episodes", c.episodes_per_epoch, "Episodes (job sequences) per epoch")->capture_default_str();
+  app.add_option("--sequence-length", c.sequence_length, "Jobs per episode")->capture_default_str();
+  app.add_option("--validation-share", c.validation_share, "Share of each trace's last jobs held back")
+      ->capture_default_str();
+  app.add_option("--validation-sequences", c.validation_sequences, "Validation sequences per trace")
+      ->capture_default_str();
+  app.add_option("--hidden", c.hidden, "Hidden layer widths, e.g. --hidden 32 32")->capture_default_str();
+  app.add_option("--learning-rate", c.learning_rate, "Adam learning rate")->capture_default_str();
+  app.add_option("--clip", c.clip, "PPO clipping range")->capture_default_str();
+  app.add_option("--gamma", c.gamma, "Discount of future job costs")->capture_default_str();
+  app.add_option("--gae-lambda", c.gae_lambda, "GAE lambda")->capture_default_str();
+  app.add_option("--target-kl", c.target_kl, "Stop an update early past this KL divergence (0: never)")
+      ->capture_default_str();
+  app.add_option("--ppo-iterations", c.ppo_iterations, "Passes over each epoch's decisions")->capture_default_str();
+  app.add_option("--minibatch", c.minibatch, "Decisions per gradient step")->capture_default_str();
+  app.add_option("--entropy", c.entropy_coef, "Entropy bonus")->capture_default_str();
+  app.add_option("--visible-queue", c.visible_queue, "Oldest waiting jobs a training decision chooses among")
+      ->capture_default_str();
+  app.add_option("--seed", c.seed, "Random seed (results are reproducible for a seed)")->capture_default_str();
+  app.add_option("--threads", c.threads, "Rollout threads (0: all cores)")->capture_default_str();
+  app.add_option("--eval-every", c.eval_every, "Epochs between validations")->capture_default_str();
+  app.add_option("--patience", c.patience, "Validations without improvement before stopping (0: never)")
+      ->capture_default_str();
+  app.add_option("--time-budget", options->time_budget_minutes, "Stop after this many minutes (0: no limit)")
+      ->type_name("MINUTES");
+  app.add_option("--stop-after", c.stop_after, "Run only this many epochs now (go on later with --resume)");
+  app.add_option("--checkpoint", c.checkpoint, "Checkpoint file, rewritten at every validation")->type_name("FILE");
+  app.add_option("--resume", c.resume, "Continue from a checkpoint")->type_name("FILE")->check(CLI::ExistingFile);
+  return [options] {
+    options->command_line = invocation();
+    return run_train(*options);
+  };
+}
+
+}  // namespace rlsched::cli

@@ -1,0 +1,100 @@
+// `rlsched train`: proximal policy optimisation (clipped objective, GAE, value head) of a job-ranking policy, with
+// rollouts in the simulator over job sequences sampled from one or more traces.
+//
+// The policy scores every visible pending job with a small MLP over feature schema v1; at each scheduling decision
+// (the queue head, RLScheduler's formulation) it picks a job from the softmax of those scores while training and
+// the highest-scoring one when deployed, where the same scores become Slurm's site factor. Rewards are dense: each
+// decision is charged the cost of the jobs that start under it (their bounded slowdown by default), divided by the
+// cost a reference heuristic reaches on the same sequence, so one episode's return is -(policy cost / heuristic
+// cost) whatever the trace.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rlsched/sim/simulator.h"
+#include "rlsched/status.h"
+
+namespace rlsched::train {
+
+enum class Objective {
+  kBoundedSlowdown,  ///< average bounded slowdown (tau 10 s)
+  kWait,             ///< average wait
+  kUtilization,      ///< busy CPU share over the sequence's makespan (charged at the end)
+};
+
+Result<Objective> parse_objective(const std::string& text);
+const char* to_string(Objective objective);
+
+struct TrainConfig {
+  std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each is split into training and validation jobs
+  sim::Backfill backfill = sim::Backfill::kEasy;
+  std::size_t sequence_length = 256;     ///< jobs per training episode
+  std::size_t episodes_per_epoch = 32;
+  int epochs = 100;
+  double validation_share = 0.2;         ///< the last share of each trace's jobs is never trained on
+  std::size_t validation_sequences = 6;  ///< per trace, of sequence_length jobs each, spread over the held-out part
+  Objective objective = Objective::kBoundedSlowdown;
+  /// Starvation penalty: each job's cost grows by penalty * max(0, wait - threshold) / threshold.
+  double starvation_penalty = 0;
+  Seconds starvation_threshold = 86400;
+  std::string reference = "f1";          ///< heuristic whose cost normalises rewards
+  /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
+  /// part, see teacher.h), or a built-in heuristic's name.
+  std::string teacher = "search";
+  int imitation_epochs = 30;             ///< behaviour-cloning passes before PPO; 0 = start at random
+  std::vector<int> hidden{32, 32};
+  double learning_rate = 3e-3;             ///< at the start; decays linearly to a tenth by the last epoch
+  double clip = 0.2;
+  double gamma = 1.0;
+  double gae_lambda = 0.95;
+  double target_kl = 0.02;               ///< stop an update's passes once the policy moved this far (0: never)
+  int ppo_iterations = 4;
+  std::size_t minibatch = 256;           ///< decisions per gradient step
+  double entropy_coef = 0.001;
+  double value_coef = 0.5;
+  double max_grad_norm = 0.5;
+  std::size_t visible_queue = 256;       ///< jobs (oldest first) a training decision chooses among
+  std::uint64_t seed = 1;
+  int threads = 0;                       ///< rollout threads; 0 = all cores
+  int eval_every = 2;                    ///< epochs between validations
+  int patience = 10;                     ///< validations without improvement before stopping early
+  double time_budget_seconds = 0;        ///< stop after this long (0 = no limit)
+  int stop_after = 0;                    ///< run at most this many epochs in this invocation (0 = to the end); with
+                                         ///< a checkpoint, training can go on later with resume
+  std::string checkpoint;                ///< path written every eval; empty = none
+  std::string resume;                    ///< checkpoint to continue from
+  std::string output;                    ///< model file (TorchScript)
+  std::string model_card;                ///< Markdown card; empty = output with .md
+  std::string command_line;              ///< how this run was started, for the card's "reproduce" section
+};
+
+/// Progress of a run, reported after every epoch.
+struct TrainProgress {
+  int epoch = 0;
+  int epochs = 0;
+  double elapsed_seconds = 0;
+  double train_cost_ratio = 0;        ///< this epoch's episodes: policy cost / reference cost (lower is better)
+  double validation_cost_ratio = -1;  ///< latest validation (greedy), -1 before the first
+  double best_validation = -1;
+  double entropy = 0;        ///< mean policy entropy over the epoch's decisions (nats)
+  double approx_kl = 0;      ///< how far the update moved the policy
+  double value_loss = 0;
+};
+
+struct TrainResult {
+  int epochs_run = 0;
+  bool stopped_early = false;
+  double seconds = 0;
+  double best_validation_cost_ratio = 0;  ///< greedy policy cost / reference cost on the validation sequences
+  double initial_validation_cost_ratio = 0;
+  std::string teacher;                    ///< what was imitated, and its cost ratio on the training part
+  std::string model_path;
+};
+
+Result<TrainResult> train_policy(const TrainConfig& config,
+                                 const std::function<void(const TrainProgress&)>& progress = {});
+
+}  // namespace rlsched::train

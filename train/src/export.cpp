@@ -1,0 +1,196 @@
+#include "export.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "rlsched/features.h"
+#include "rlsched/policy/model_builder.h"
+#include "rlsched/policy/torchscript_scorer.h"
+#include "rlsched/sim/evaluation.h"
+
+namespace rlsched::train {
+namespace {
+
+/// The network as a model file describes it: only the features it uses (the others have zero weights).
+policy::MlpSpec spec_of(PolicyNets& nets) {
+  std::vector<int64_t> used;
+  policy::MlpSpec spec;
+  const std::vector<std::string> names = features::schema_names();
+  for (std::size_t k = 0; k < names.size(); ++k)
+    if (nets->used_features()[k]) {
+      used.push_back(static_cast<int64_t>(k));
+      spec.features.push_back(names[k]);
+    }
+  const torch::Tensor columns = torch::tensor(used, torch::kInt64);
+  spec.input_mean = nets->mean.detach().index_select(0, columns).clone();
+  spec.input_std = nets->std.detach().index_select(0, columns).clone();
+  bool first = true;
+  for (const auto& child : nets->policy->children()) {
+    if (auto* linear = child->as<torch::nn::LinearImpl>()) {
+      torch::Tensor weight = linear->weight.detach();
+      if (first) weight = weight.index_select(1, columns);
+      spec.layers.push_back(policy::MlpLayer{weight.clone(), linear->bias.detach().clone()});
+      first = false;
+    }
+  }
+  return spec;
+}
+
+nlohmann::json training_record(const ExportInfo& info) {
+  const TrainConfig& c = info.config;
+  nlohmann::json data = nlohmann::json::array();
+  for (const TraceSplit& t : info.traces)
+    data.push_back({{"trace", t.path},
+                    {"jobs", t.prepared.jobs.size()},
+                    {"train_jobs", t.train_end},
+                    {"validation_jobs", t.prepared.jobs.size() - t.train_end},
+                    {"machine", fmt::format("{} nodes x {} CPUs", t.prepared.nodes, t.prepared.procs_per_node)}});
+  nlohmann::json table = nlohmann::json::array();
+  for (const ValidationRow& r : info.table)
+    table.push_back({{"policy", r.policy}, {"avg_bsld", r.avg_bsld}, {"avg_wait", r.avg_wait},
+                     {"p99_wait", r.p99_wait}, {"objective_cost", r.cost}});
+  return {{"data", data},
+          {"protocol",
+           {{"simulator", "rlscheduler compat (whole nodes, commit to the queue head)"},
+            {"backfill", sim::to_string(c.backfill)},
+            {"sequence_length", c.sequence_length},
+            {"visible_queue", c.visible_queue}}},
+          {"algorithm",
+           {{"name", "PPO"},
+            {"clip", c.clip},
+            {"gae_lambda", c.gae_lambda},
+            {"learning_rate", c.learning_rate},
+            {"episodes_per_epoch", c.episodes_per_epoch},
+            {"ppo_iterations", c.ppo_iterations},
+            {"minibatch", c.minibatch},
+            {"entropy_coef", c.entropy_coef},
+            {"imitation_epochs", c.imitation_epochs},
+            {"teacher", info.result.teacher},
+            {"reference", c.reference}}},
+          {"objective", to_string(c.objective)},
+          {"starvation_penalty", c.starvation_penalty},
+          {"seed", c.seed},
+          {"epochs_run", info.result.epochs_run},
+          {"stopped_early", info.result.stopped_early},
+          {"seconds", info.result.seconds},
+          {"validation",
+           {{"initial_cost_ratio", info.result.initial_validation_cost_ratio},
+            {"best_cost_ratio", info.result.best_validation_cost_ratio},
+            {"table", table}}},
+          {"command", c.command_line}};
+}
+
+std::string card_path(const TrainConfig& c) {
+  if (!c.model_card.empty()) return c.model_card;
+  const std::string& out = c.output;
+  const auto dot = out.rfind('.');
+  return (dot == std::string::npos || out.find('/', dot) != std::string::npos ? out : out.substr(0, dot)) + ".md";
+}
+
+std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, const std::string& evaluations) {
+  const TrainConfig& c = info.config;
+  std::string md = fmt::format("# rlsched policy `{}`\n\n", c.output);
+  md += fmt::format("Created {} · feature schema v{} · {} · weights sha256 `{}`\n\n", metadata.created,
+                    metadata.schema_version, metadata.architecture, metadata.weights_sha256);
+  md += "## Data\n\n| trace | jobs | trained on | held back for validation | machine |\n|---|---|---|---|---|\n";
+  for (const TraceSplit& t : info.traces)
+    md += fmt::format("| {} | {} | first {} | last {} | {} nodes x {} CPUs |\n", t.path, t.prepared.jobs.size(),
+                      t.train_end, t.prepared.jobs.size() - t.train_end, t.prepared.nodes, t.prepared.procs_per_node);
+  md += fmt::format(
+      "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
+      "RLScheduler's semantics (whole nodes, the chosen job is the queue head), backfill `{}`. At each decision the "
+      "policy samples a job among the {} oldest waiting ones from the softmax of its scores. Each job costs its {}{}; "
+      "rewards are costs divided by the cost of the reference heuristic `{}` on the same sequence.\n\n",
+      c.sequence_length, sim::to_string(c.backfill), c.visible_queue,
+      c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
+      c.starvation_penalty > 0
+          ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s", c.starvation_penalty,
+                        c.starvation_threshold, c.starvation_threshold)
+          : "",
+      c.reference);
+  md += fmt::format(
+      "## Training\n\nPPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
+      "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision minibatches, entropy bonus "
+      "{}; warm start: {} passes of behaviour cloning of the teacher `{}`. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n",
+      c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch, c.entropy_coef,
+      c.imitation_epochs, info.result.teacher, c.seed, info.result.epochs_run, info.result.seconds,
+      info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
+  md += fmt::format(
+      "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, same "
+      "simulator and backfill. Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n",
+      c.validation_sequences, c.sequence_length, c.reference, info.result.initial_validation_cost_ratio,
+      info.result.best_validation_cost_ratio);
+  md += "| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) |\n|---|---|---|---|\n";
+  for (const ValidationRow& r : info.table)
+    md += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} |\n", r.policy, r.avg_bsld, r.avg_wait, r.p99_wait);
+  md += evaluations;
+  md += fmt::format("\n## Reproduce\n\n```\n{}\n```\n", c.command_line.empty() ? "rlsched train ..." : c.command_line);
+  return md;
+}
+
+/// The saved model beside every heuristic on each training trace: RLScheduler's protocol when the trace is long
+/// enough for it (both backfill modes), and the full Slurm model over the held-back jobs.
+std::string protocol_evaluations(const ExportInfo& info) {
+  auto model = policy::make_policy_scorer("model:" + info.config.output);
+  if (!model.ok()) return fmt::format("\n(evaluation skipped: {})\n", model.status().message());
+  std::vector<std::unique_ptr<Scorer>> policies;
+  for (const std::string& name : scorer_names()) policies.push_back(std::move(make_scorer(name)).value());
+  policies.push_back(std::move(*model));
+
+  std::string md;
+  auto table = [&](const std::string& title, const Workload& workload, sim::EvaluationOptions options) {
+    std::string rows;
+    for (const auto& p : policies) {
+      auto r = sim::evaluate_policy(workload, nullptr, *p, options);
+      if (!r.ok()) return;  // e.g. too short for the protocol: no table
+      const bool learned = p.get() == policies.back().get();
+      rows += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} |\n", learned ? "**this model**" : p->name(),
+                          r->metrics.avg_bsld, r->metrics.avg_wait, r->metrics.p99_wait, r->metrics.utilization);
+    }
+    md += fmt::format("\n### {}\n\n| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) | utilization |\n"
+                      "|---|---|---|---|---|\n{}",
+                      title, rows);
+  };
+  for (const TraceSplit& t : info.traces) {
+    for (sim::Backfill b : {sim::Backfill::kEasy, sim::Backfill::kNone}) {
+      sim::EvaluationOptions o;
+      o.protocol = sim::Protocol::kRlScheduler;
+      o.sim.backfill = b;
+      table(fmt::format("{}: RLScheduler's protocol (10 x 1,024 jobs), backfill {}", t.path, sim::to_string(b)),
+            t.workload, o);
+    }
+    Workload held_back;
+    held_back.report = t.workload.report;
+    held_back.max_nodes = t.workload.max_nodes;
+    held_back.max_procs = t.workload.max_procs;
+    for (std::size_t i = t.train_end; i < t.prepared.jobs.size(); ++i)
+      held_back.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
+    sim::EvaluationOptions o;
+    o.sim.backfill = info.config.backfill;
+    table(fmt::format("{}: full Slurm model over the {} held-back jobs, backfill {}", t.path, held_back.jobs.size(),
+                      sim::to_string(info.config.backfill)),
+          held_back, o);
+  }
+  return md.empty() ? md : "\n## Evaluation against the heuristics\n" + md;
+}
+
+}  // namespace
+
+Status export_model(PolicyNets& nets, const ExportInfo& info) {
+  const policy::MlpSpec spec = spec_of(nets);
+  auto module = policy::build_mlp_module(spec);
+  if (!module.ok()) return module.status();
+  policy::ModelMetadata metadata = policy::ModelMetadata::ForFeatures(spec.features, spec.architecture());
+  metadata.training = training_record(info);
+  if (Status s = policy::save_model(info.config.output, *module, metadata); !s.ok()) return s;
+  metadata.weights_sha256 = policy::weights_sha256(*module);
+  if (metadata.created.empty()) metadata.created = policy::utc_now_iso8601();
+  const std::string path = card_path(info.config);
+  std::ofstream out(path);
+  out << card(info, metadata, protocol_evaluations(info));
+  if (!out) return Status::IoError(fmt::format("{}: cannot write the model card", path));
+  return Status::Ok();
+}
+
+}  // namespace rlsched::train

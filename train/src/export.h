@@ -1,0 +1,34 @@
+// Writing the trained policy: the TorchScript model file with its metadata, and its Markdown model card.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "networks.h"
+#include "rlsched/status.h"
+#include "rlsched/train/trainer.h"
+#include "trace_split.h"
+
+namespace rlsched::train {
+
+/// One policy's results on the validation sequences (the card's evaluation table).
+struct ValidationRow {
+  std::string policy;
+  double avg_bsld = 0;
+  double avg_wait = 0;
+  double p99_wait = 0;
+  double cost = 0;  ///< the training objective
+};
+
+struct ExportInfo {
+  const TrainConfig& config;
+  const std::vector<TraceSplit>& traces;
+  const TrainResult& result;
+  std::vector<ValidationRow> table;
+};
+
+/// Saves the policy network as config.output (verified by the loader before it replaces anything) and writes the
+/// model card beside it.
+Status export_model(PolicyNets& nets, const ExportInfo& info);
+
+}  // namespace rlsched::train

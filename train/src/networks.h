@@ -1,0 +1,61 @@
+// The trainable networks: the policy (one score per job, the part that ships) and the value head PPO needs.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "plain_mlp.h"
+
+namespace rlsched::train {
+
+/// Decisions of a minibatch, their visible jobs concatenated: rows of decision d are those with segment == d.
+struct DecisionBatch {
+  torch::Tensor rows;        ///< [N, F] raw features
+  torch::Tensor segment;     ///< [N] int64, decision of each row
+  torch::Tensor action_row;  ///< [B] int64, row index of each decision's chosen job
+  torch::Tensor counts;      ///< [B] float, rows per decision
+  torch::Tensor remaining;   ///< [B] float, share of the episode's jobs not yet started
+  int64_t decisions = 0;
+};
+
+struct LogProbs {
+  torch::Tensor action;   ///< [B] log-probability of each chosen job
+  torch::Tensor entropy;  ///< [B]
+};
+
+class PolicyNetsImpl : public torch::nn::Module {
+ public:
+  PolicyNetsImpl(int features, const std::vector<int>& hidden);
+
+  /// Fixes the input normalisation (per-feature mean and standard deviation of visited states).
+  void set_normalisation(const torch::Tensor& mean, const torch::Tensor& std);
+  /// Features the network may read (1) or must ignore (0): their first-layer weights are held at zero, so the
+  /// exported model can leave them out. Used for features the training data never varied.
+  void set_used_features(const std::vector<char>& used);
+  const std::vector<char>& used_features() const { return used_; }
+  /// Re-zeroes the weights of unused features (after every optimiser step).
+  void mask_unused();
+  torch::Tensor normalise(const torch::Tensor& rows) const;
+
+  /// Scores of raw feature rows [N, F] -> [N].
+  torch::Tensor scores(const torch::Tensor& rows);
+  /// Per decision: log-probability of its action under a softmax over its rows, and the entropy.
+  LogProbs log_probs(const DecisionBatch& batch);
+  /// State values [B] from pooled (mean, max) normalised rows, the queue size and how much of the episode is left.
+  torch::Tensor values(const DecisionBatch& batch);
+
+  /// The policy's weights for plain-loop inference (rollout workers).
+  PlainMlp to_plain() const;
+
+  torch::nn::Sequential policy{nullptr};
+  torch::nn::Sequential value{nullptr};
+  torch::Tensor mean, std;  // buffers [F]
+
+ private:
+  int features_;
+  std::vector<char> used_;
+};
+TORCH_MODULE(PolicyNets);
+
+}  // namespace rlsched::train

@@ -1,0 +1,36 @@
+// PPO's learning step and the imitation warm start, over recorded episodes.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "networks.h"
+#include "rollout.h"
+
+namespace rlsched::train {
+
+struct UpdateStats {
+  double policy_loss = 0;
+  double value_loss = 0;
+  double entropy = 0;
+  double approx_kl = 0;
+  double clip_fraction = 0;
+};
+
+/// Per-feature mean and standard deviation of all recorded rows (std floored so constant features stay finite).
+std::pair<torch::Tensor, torch::Tensor> feature_statistics(const std::vector<Episode>& episodes);
+
+/// Generalised advantage estimates and returns of every decision, episode after episode.
+void advantages(const std::vector<Episode>& episodes, const std::vector<float>& values, double gamma, double lambda,
+                std::vector<float>& advantage, std::vector<float>& returns);
+
+/// One PPO update: several passes of clipped-objective minibatch steps over all decisions of `episodes`.
+UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
+                       const TrainConfig& config, std::mt19937_64& rng);
+
+/// One pass of behaviour cloning: cross-entropy of the policy's softmax against the recorded choices.
+/// \return the mean loss.
+double imitation_pass(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
+                      std::size_t minibatch, std::mt19937_64& rng);
+
+}  // namespace rlsched::train

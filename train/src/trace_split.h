@@ -1,0 +1,26 @@
+// A training trace: read, prepared for the simulator, and split into the jobs trained on and the jobs held back.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rlsched/job.h"
+#include "rlsched/sim/rlscheduler_compat.h"
+#include "rlsched/status.h"
+#include "rlsched/train/trainer.h"
+
+namespace rlsched::train {
+
+struct TraceSplit {
+  std::string path;
+  Workload workload;
+  sim::CompatWorkload prepared;
+  std::size_t train_end = 0;                   ///< jobs [0, train_end) are trained on, the rest validate
+  std::vector<std::size_t> validation_starts;  ///< first jobs of the validation sequences
+};
+
+/// Reads `path` and splits it by config.validation_share. \return InvalidInput when the trace is too short for one
+/// training and one validation sequence of config.sequence_length jobs.
+Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config);
+
+}  // namespace rlsched::train

@@ -1,0 +1,424 @@
+#include "rlsched/train/trainer.h"
+
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <limits>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "export.h"
+#include "networks.h"
+#include "ppo.h"
+#include "rlsched/io/workload_readers.h"
+#include "rlsched/sim/evaluation.h"
+#include "rollout.h"
+#include "teacher.h"
+#include "trace_split.h"
+
+namespace rlsched::train {
+
+Result<Objective> parse_objective(const std::string& text) {
+  if (text == "bsld") return Objective::kBoundedSlowdown;
+  if (text == "wait") return Objective::kWait;
+  if (text == "utilization") return Objective::kUtilization;
+  return Status::InvalidInput(fmt::format("unknown objective '{}' (known: bsld, wait, utilization)", text));
+}
+
+const char* to_string(Objective objective) {
+  switch (objective) {
+    case Objective::kBoundedSlowdown: return "bsld";
+    case Objective::kWait: return "wait";
+    case Objective::kUtilization: return "utilization";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Runs f(i) for i in [0, n) on `threads` threads; each index runs exactly once, results land by index, so the
+/// outcome does not depend on scheduling.
+template <typename F>
+void parallel_for(std::size_t n, int threads, F f) {
+  const auto workers = static_cast<std::size_t>(std::max(1, threads));
+  if (workers == 1 || n <= 1) {
+    for (std::size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (std::size_t w = 0; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (std::size_t i = w; i < n; i += workers) f(i);
+    });
+  for (std::thread& t : pool) t.join();
+}
+
+/// Largest minus smallest value of feature k over all recorded rows.
+double raw_spread(const std::vector<Episode>& episodes, std::size_t k) {
+  float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
+  for (const Episode& e : episodes)
+    for (std::size_t r = 0; r < e.features.size() / features::kFeatureCount; ++r) {
+      const float v = e.features[r * features::kFeatureCount + k];
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  return hi >= lo ? static_cast<double>(hi - lo) : 0.0;
+}
+
+/// Deterministic per-(seed, epoch, index) random streams: an episode's randomness does not depend on which thread
+/// ran it or on how many threads there are.
+std::mt19937_64 stream(std::uint64_t seed, std::uint64_t epoch, std::uint64_t index) {
+  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                    static_cast<std::uint32_t>(epoch), static_cast<std::uint32_t>(index)};
+  return std::mt19937_64(seq);
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::unique_ptr<Scorer> reference)
+      : config_(config),
+        traces_(std::move(traces)),
+        reference_(std::move(reference)),
+        cost_(config),
+        backfill_(config.backfill == sim::Backfill::kEasy),
+        threads_(config.threads > 0 ? config.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+        nets_(static_cast<int>(features::kFeatureCount), config.hidden),
+        optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
+    for (const TraceSplit& t : traces_)
+      for (std::size_t start : t.validation_starts)
+        validation_.push_back(Sequence{&t.prepared, start, config.sequence_length});
+    validation_reference_.resize(validation_.size());
+    parallel_for(validation_.size(), threads_, [&](std::size_t i) {
+      validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
+    });
+  }
+
+  Result<TrainResult> run(const std::function<void(const TrainProgress&)>& progress) {
+    const auto begin = Clock::now();
+    TrainResult result;
+    int first_epoch = 0;
+    if (!config_.resume.empty()) {
+      Status s = load_checkpoint(config_.resume, first_epoch);
+      if (!s.ok()) return s;
+    } else {
+      if (Status s = warm_start(); !s.ok()) return s;
+      best_ = validate();
+      best_state_ = snapshot();
+      initial_ = best_;
+    }
+    result.initial_validation_cost_ratio = initial_;
+    result.teacher = config_.imitation_epochs > 0 ? teacher_ : "none";
+
+    TrainProgress p;
+    p.epochs = config_.epochs;
+    p.best_validation = best_;
+    p.validation_cost_ratio = best_;
+    int stale = 0;
+    int epoch = first_epoch;
+    for (; epoch < config_.epochs; ++epoch) {
+      const std::vector<Episode> episodes = rollouts(epoch);
+      double ratio = 0;
+      for (const Episode& e : episodes) ratio += e.cost_ratio();
+      p.train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
+      // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
+      const double progress_share = static_cast<double>(epoch) / std::max(config_.epochs, 1);
+      for (auto& group : optimizer_.param_groups())
+        static_cast<torch::optim::AdamOptions&>(group.options()).lr(config_.learning_rate * (1.0 - 0.9 * progress_share));
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
+      const UpdateStats stats = ppo_update(nets_, optimizer_, episodes, config_, rng);
+      p.entropy = stats.entropy;
+      p.approx_kl = stats.approx_kl;
+      p.value_loss = stats.value_loss;
+
+      const bool last = epoch + 1 == config_.epochs;
+      if ((epoch + 1) % std::max(config_.eval_every, 1) == 0 || last) {
+        p.validation_cost_ratio = validate();
+        if (p.validation_cost_ratio < best_) {
+          best_ = p.validation_cost_ratio;
+          best_state_ = snapshot();
+          stale = 0;
+        } else {
+          ++stale;
+        }
+        p.best_validation = best_;
+        if (!config_.checkpoint.empty()) {
+          Status s = save_checkpoint(config_.checkpoint, epoch + 1);
+          if (!s.ok()) return s;
+        }
+      }
+      p.epoch = epoch + 1;
+      p.elapsed_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+      if (progress) progress(p);
+      if (config_.patience > 0 && stale >= config_.patience) {
+        result.stopped_early = true;
+        ++epoch;
+        break;
+      }
+      const bool chunk_done = config_.stop_after > 0 && epoch + 1 - first_epoch >= config_.stop_after;
+      if (chunk_done || (config_.time_budget_seconds > 0 && p.elapsed_seconds >= config_.time_budget_seconds)) {
+        if (!config_.checkpoint.empty()) {  // so that --resume goes on exactly from here
+          Status s = save_checkpoint(config_.checkpoint, epoch + 1);
+          if (!s.ok()) return s;
+        }
+        result.stopped_early = true;
+        ++epoch;
+        break;
+      }
+    }
+    restore(best_state_);
+    result.epochs_run = epoch;
+    result.best_validation_cost_ratio = best_;
+    result.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    result.model_path = config_.output;
+    if (!config_.output.empty()) {
+      ExportInfo info{config_, traces_, result, validation_table()};
+      Status s = export_model(nets_, info);
+      if (!s.ok()) return s;
+    }
+    return result;
+  }
+
+ private:
+  /// The teachers, one per trace: a built-in heuristic (the same for all), or the best rule of the area family on
+  /// that trace's training sequences. Traces differ in what works (SJF-like rules on COARE, area rules with ageing
+  /// on RICC), and one network imitating each trace's best rule starts better than one imitating a compromise.
+  Result<std::vector<std::unique_ptr<Scorer>>> teachers() {
+    std::vector<std::unique_ptr<Scorer>> out;
+    if (config_.teacher != "search") {
+      teacher_ = config_.teacher;
+      for (std::size_t t = 0; t < traces_.size(); ++t) {
+        auto scorer = make_scorer(config_.teacher);
+        if (!scorer.ok()) return scorer.status();
+        out.push_back(std::move(scorer).value());
+      }
+      return out;
+    }
+    constexpr std::size_t kSearchSequences = 24;
+    teacher_.clear();
+    for (std::size_t t = 0; t < traces_.size(); ++t) {
+      std::vector<Sequence> sequences;
+      for (std::size_t i = 0; i < kSearchSequences; ++i) {
+        std::mt19937_64 rng = stream(config_.seed, ~1ull - t, i);
+        sequences.push_back(sample_in(traces_[t], rng));
+      }
+      std::vector<double> costs(sequences.size());
+      parallel_for(sequences.size(), threads_,
+                   [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
+      Teacher best = search_teacher(sequences, costs, backfill_, cost_, threads_);
+      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {} training sequences)", t ? "; " : "",
+                              std::filesystem::path(traces_[t].path).filename().string(), best.description, best.cost_ratio, config_.reference,
+                              kSearchSequences);
+      out.push_back(std::move(best.scorer));
+    }
+    return out;
+  }
+
+  /// Behaviour cloning of the teachers: the policy starts where the best rule of thumb of each trace is.
+  Status warm_start() {
+    auto teacher_scorers = teachers();
+    if (!teacher_scorers.ok()) return teacher_scorers.status();
+    const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
+    std::vector<Episode> demos(n);
+    parallel_for(n, threads_, [&](std::size_t i) {
+      std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
+      const std::size_t t = i % traces_.size();
+      demos[i] = run_imitation(sample_in(traces_[t], rng), *(*teacher_scorers)[t], backfill_, config_.visible_queue);
+    });
+    const auto [mean, std] = feature_statistics(demos);
+    nets_->set_normalisation(mean, std);
+    // A feature the training data never varies (a Slurm factor the training simulator does not produce, the
+    // accelerator features of CPU traces) teaches the network nothing and would meet unseen values in production:
+    // leave it out of the model.
+    std::vector<char> used(features::kFeatureCount, 0);
+    for (std::size_t k = 0; k < features::kFeatureCount; ++k) used[k] = raw_spread(demos, k) > 1e-6 ? 1 : 0;
+    nets_->set_used_features(used);
+    std::mt19937_64 rng = stream(config_.seed, ~0ull, ~0ull);
+    for (int pass = 0; pass < config_.imitation_epochs; ++pass)
+      imitation_pass(nets_, optimizer_, demos, config_.minibatch, rng);
+    return Status::Ok();
+  }
+
+  Sequence sample(std::mt19937_64& rng) const {
+    return sample_in(traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)], rng);
+  }
+
+  Sequence sample_in(const TraceSplit& t, std::mt19937_64& rng) const {
+    const std::size_t last_start = t.train_end - config_.sequence_length;
+    return Sequence{&t.prepared, std::uniform_int_distribution<std::size_t>(0, last_start)(rng),
+                    config_.sequence_length};
+  }
+
+  std::vector<Episode> rollouts(int epoch) {
+    const PlainMlp plain = nets_->to_plain();
+    std::vector<Episode> episodes(config_.episodes_per_epoch);
+    parallel_for(episodes.size(), threads_, [&](std::size_t i) {
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), i);
+      const Sequence s = sample(rng);
+      const double reference = reference_cost(s, *reference_, backfill_, cost_);
+      episodes[i] = run_policy(s, plain, backfill_, /*greedy=*/false, config_.visible_queue, cost_, reference, rng);
+    });
+    return episodes;
+  }
+
+  /// Mean over validation sequences of the greedy policy's cost / the reference's cost.
+  double validate() {
+    const PlainMlp plain = nets_->to_plain();
+    std::vector<double> ratio(validation_.size());
+    parallel_for(validation_.size(), threads_, [&](std::size_t i) {
+      std::mt19937_64 unused(0);
+      const Episode e = run_policy(validation_[i], plain, backfill_, /*greedy=*/true, 0, cost_,
+                                   validation_reference_[i], unused);
+      ratio[i] = e.cost_ratio();
+    });
+    double sum = 0;
+    for (double r : ratio) sum += r;
+    return validation_.empty() ? 1.0 : sum / static_cast<double>(validation_.size());
+  }
+
+  /// Every heuristic and the policy on the validation sequences: the model card's table.
+  std::vector<ValidationRow> validation_table() {
+    std::vector<ValidationRow> rows;
+    const PlainMlp plain = nets_->to_plain();
+    auto measure = [&](const std::string& name, const std::function<std::vector<sim::JobOutcome>(const Sequence&)>& run) {
+      ValidationRow row;
+      row.policy = name;
+      std::vector<double> waits;
+      for (const Sequence& s : validation_) {
+        const auto outcomes = run(s);
+        double bsld = 0;
+        for (const sim::JobOutcome& o : outcomes) {
+          bsld += sim::bounded_slowdown(o.wait(), o.run());
+          row.avg_wait += static_cast<double>(o.wait());
+          waits.push_back(static_cast<double>(o.wait()));
+        }
+        row.avg_bsld += bsld / static_cast<double>(std::max<std::size_t>(outcomes.size(), 1));
+        row.cost += cost_.sequence_cost(outcomes);
+      }
+      const double n = static_cast<double>(std::max<std::size_t>(validation_.size(), 1));
+      row.avg_bsld /= n;
+      row.cost /= n;
+      row.avg_wait /= static_cast<double>(std::max<std::size_t>(waits.size(), 1));
+      row.p99_wait = sim::percentile(waits, 99);
+      rows.push_back(row);
+    };
+    for (const std::string& name : scorer_names()) {
+      auto scorer = make_scorer(name);
+      measure(name, [&](const Sequence& s) {
+        return sim::run_compat_sequence(*s.workload, s.first, s.length, **scorer, backfill_);
+      });
+    }
+    measure("learned", [&](const Sequence& s) {
+      GreedyPolicy agent(plain);
+      return sim::run_compat_sequence(*s.workload, s.first, s.length, agent, backfill_);
+    });
+    return rows;
+  }
+
+  using State = std::vector<torch::Tensor>;
+
+  State snapshot() {
+    State s;
+    for (const torch::Tensor& t : nets_->parameters()) s.push_back(t.detach().clone());
+    for (const torch::Tensor& t : nets_->buffers()) s.push_back(t.detach().clone());
+    return s;
+  }
+
+  void restore(const State& s) {
+    torch::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (torch::Tensor& t : nets_->parameters()) t.copy_(s[i++]);
+    for (torch::Tensor& t : nets_->buffers()) t.copy_(s[i++]);
+  }
+
+  Status save_checkpoint(const std::string& path, int epoch) {
+    try {
+      torch::serialize::OutputArchive archive;
+      nets_->save(archive);
+      torch::serialize::OutputArchive optimizer;
+      optimizer_.save(optimizer);
+      archive.write("optimizer", optimizer);
+      torch::serialize::OutputArchive best;
+      for (std::size_t i = 0; i < best_state_.size(); ++i) best.write(std::to_string(i), best_state_[i]);
+      archive.write("best_state", best);
+      archive.write("epoch", torch::tensor(static_cast<int64_t>(epoch)));
+      archive.write("best", torch::tensor(best_, torch::kFloat64));
+      archive.write("initial", torch::tensor(initial_, torch::kFloat64));
+      const std::string temp = path + ".tmp";
+      archive.save_to(temp);
+      std::filesystem::rename(temp, path);
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      return Status::IoError(fmt::format("{}: cannot write checkpoint: {}", path, e.what()));
+    }
+  }
+
+  Status load_checkpoint(const std::string& path, int& epoch) {
+    try {
+      torch::serialize::InputArchive archive;
+      archive.load_from(path);
+      nets_->load(archive);
+      torch::serialize::InputArchive optimizer;
+      archive.read("optimizer", optimizer);
+      optimizer_.load(optimizer);
+      torch::serialize::InputArchive best;
+      archive.read("best_state", best);
+      best_state_ = snapshot();
+      for (std::size_t i = 0; i < best_state_.size(); ++i) best.read(std::to_string(i), best_state_[i]);
+      torch::Tensor t;
+      archive.read("epoch", t);
+      epoch = static_cast<int>(t.item<int64_t>());
+      archive.read("best", t);
+      best_ = t.item<double>();
+      archive.read("initial", t);
+      initial_ = t.item<double>();
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      return Status::InvalidInput(fmt::format("{}: not a checkpoint of this trainer configuration: {}", path, e.what()));
+    }
+  }
+
+  const TrainConfig& config_;
+  std::vector<TraceSplit> traces_;
+  std::unique_ptr<Scorer> reference_;
+  const CostModel cost_;
+  const bool backfill_;
+  const int threads_;
+  PolicyNets nets_;
+  torch::optim::Adam optimizer_;
+  std::vector<Sequence> validation_;
+  std::vector<double> validation_reference_;
+  double best_ = 1.0, initial_ = 1.0;
+  State best_state_;
+  std::string teacher_;
+};
+
+}  // namespace
+
+Result<TrainResult> train_policy(const TrainConfig& config, const std::function<void(const TrainProgress&)>& progress) {
+  if (config.traces.empty()) return Status::InvalidInput("no training traces given");
+  if (config.sequence_length < 2) return Status::InvalidInput("sequence length must be at least 2 jobs");
+  if (config.episodes_per_epoch == 0) return Status::InvalidInput("episodes per epoch must be at least 1");
+  if (config.hidden.empty()) return Status::InvalidInput("the policy needs at least one hidden layer");
+  auto reference = make_scorer(config.reference);
+  if (!reference.ok()) return reference.status();
+  std::vector<TraceSplit> traces;
+  for (const std::string& path : config.traces) {
+    auto split = split_trace(path, config);
+    if (!split.ok()) return split.status();
+    traces.push_back(std::move(*split));
+  }
+  torch::manual_seed(config.seed);
+  at::set_num_threads(1);  // the update is small; one thread keeps it deterministic, rollouts use the cores
+  try {
+    Trainer trainer(config, std::move(traces), std::move(*reference));
+    return trainer.run(progress);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("training failed: ") + e.what());
+  }
+}
+
+}  // namespace rlsched::train
