@@ -1,0 +1,264 @@
+/*
+ * rlsched.h - the C ABI of the rlsched core, for the Slurm plugins (site_factor/rlsched, job_submit/rlsched).
+ *
+ * C99, no C++ type, exception or libtorch symbol crosses it. The plugins copy what they need out of Slurm's
+ * structs into the plain structs below, call the engine, and write the results back; the engine knows nothing of
+ * Slurm's internals. docs/plugins.md describes every function, struct field and log line.
+ *
+ * Conventions
+ *   - Every function returns an int: RLSCHED_OK (0) or a positive RLSCHED_E* code. After a failure,
+ *     rlsched_last_error() gives one line saying what was wrong (thread-local: the last failure of this thread).
+ *   - Strings passed in are read during the call only; the engine keeps no pointer to caller memory.
+ *   - Strings returned in structs are either engine-owned (valid until the engine is reconfigured or destroyed, as
+ *     documented per field) or malloc'ed and released with the matching _free function.
+ *   - An engine is thread-safe: scoring, placement, reconfigure and the model reload thread may run concurrently.
+ *   - Times are epoch seconds (int64_t); durations are seconds.
+ */
+/* C, read by the C shims in plugin/: written in their (Slurm's) style, not formatted by the C++ .clang-format. */
+/* clang-format off */
+#ifndef RLSCHED_RLSCHED_H
+#define RLSCHED_RLSCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
+#define RLSCHED_ABI_VERSION 1
+
+/* Return codes. */
+#define RLSCHED_OK 0
+#define RLSCHED_EINVAL 1    /* a bad argument: NULL pointer, count out of range, wrong abi_version */
+#define RLSCHED_ECONFIG 2   /* the config file is missing, unreadable, invalid or refused (permissions) */
+#define RLSCHED_ENOMEM 3    /* out of memory */
+#define RLSCHED_EINTERNAL 4 /* anything else (an exception caught at the boundary); the call had no effect */
+
+/* Log levels of rlsched_log_fn: the plugins map them to Slurm's error(), info() and debug(). */
+#define RLSCHED_LOG_ERROR 0 /* also warnings, e.g. "keeping previous model: ..." */
+#define RLSCHED_LOG_INFO 1
+#define RLSCHED_LOG_DEBUG 2
+
+/* One log line, without trailing newline. Called from any thread that uses the engine (and from its reload
+ * thread), never while an engine lock is held. */
+typedef void (*rlsched_log_fn)(void *ctx, int level, const char *line);
+
+/* Opaque engine: the plugin config, the policy (model with hot reload, fallback heuristic) and counters. */
+typedef struct rlsched_engine rlsched_engine;
+
+/* rlsched_engine_options.flags */
+#define RLSCHED_ENGINE_NO_POLICY 0x1        /* placement only: never load the model (job_submit/rlsched) */
+#define RLSCHED_ENGINE_NO_RELOAD_THREAD 0x2 /* no background model checks; call rlsched_engine_check_model() */
+#define RLSCHED_ENGINE_TRUST_ANY_FILE 0x4   /* skip owner/permission checks of config and model (tests only) */
+
+typedef struct rlsched_engine_options {
+	uint32_t abi_version;    /* RLSCHED_ABI_VERSION */
+	const char *config_path; /* rlsched.yaml */
+	rlsched_log_fn log;      /* NULL: lines go to stderr */
+	void *log_ctx;
+	uint32_t flags;          /* RLSCHED_ENGINE_* */
+	/* slurm.conf PriorityWeight{Age,FairShare,JobSize,Partition,QOS}, for the "multifactor" fallback scorer.
+	 * All 0: the typical weights 1000, 10000, 100, 1000, 10000. */
+	double weight_age;
+	double weight_fairshare;
+	double weight_job_size;
+	double weight_partition;
+	double weight_qos;
+} rlsched_engine_options;
+
+/* Reads the config (refusing a file writable by group/others or owned by another user than root or the caller),
+ * builds the fallback scorer, loads the model (a missing or invalid model is logged and the fallback serves: not
+ * an error) and starts the reload thread (every reload_check_interval seconds, unless 0 or NO_RELOAD_THREAD).
+ * On success *out is the engine; on failure *out is NULL, nothing is leaked, and rlsched_last_error() says why. */
+int rlsched_engine_create(const rlsched_engine_options *options, rlsched_engine **out);
+
+/* Stops the reload thread and frees everything. NULL is a no-op. */
+void rlsched_engine_destroy(rlsched_engine *engine);
+
+/* Re-reads the config file (scontrol reconfigure). On success the new settings apply to the next call (a changed
+ * model path loads the new model) and one info line is logged; on failure the previous settings stay in force and
+ * the error is returned, not logged (the caller logs it, e.g. "keeping the previous settings: <error>"). */
+int rlsched_engine_reconfigure(rlsched_engine *engine);
+
+/* Checks the model file now and reloads it when it changed (what the reload thread does periodically). A file
+ * that fails verification is logged once and the previous model (or the fallback) keeps serving: RLSCHED_OK. */
+int rlsched_engine_check_model(rlsched_engine *engine);
+
+/* The text of this thread's last failure ("" when none). engine may be NULL (e.g. after a failed create). The
+ * pointer stays valid until this thread's next rlsched_* call. */
+const char *rlsched_last_error(const rlsched_engine *engine);
+
+#define RLSCHED_MODE_SHADOW 0  /* compute and log; leave priorities alone */
+#define RLSCHED_MODE_ENFORCE 1 /* write site factors */
+
+#define RLSCHED_RECORD_NONE 0
+#define RLSCHED_RECORD_ADMIN_COMMENT 1
+#define RLSCHED_RECORD_COMMENT 2
+
+/* Settings in force. Strings are engine-owned, valid until the next reconfigure or destroy. */
+typedef struct rlsched_engine_info {
+	int32_t mode;               /* RLSCHED_MODE_* */
+	int32_t debug;              /* config `debug: true` */
+	uint32_t score_scale;       /* site factors are in [0, score_scale] */
+	int32_t placement_enabled;  /* placement.enabled */
+	int32_t record;             /* RLSCHED_RECORD_*: where job_submit records its decision */
+	int64_t reload_check_interval;
+	const char *config_path;
+	const char *model_path;     /* "" when none configured */
+	const char *scorer;         /* what scores now: "model:<path>" or the fallback's name */
+} rlsched_engine_info;
+
+int rlsched_engine_get_info(rlsched_engine *engine, rlsched_engine_info *out);
+
+/* Monotonic counters since create (reconfigure keeps them). */
+typedef struct rlsched_counters {
+	uint64_t score_calls;         /* rlsched_score_batch + rlsched_score_one calls that succeeded */
+	uint64_t jobs_scored;
+	uint64_t fallback_calls;      /* score calls the fallback heuristic served (no model, or forward failed) */
+	uint64_t model_loads;         /* models loaded and verified */
+	uint64_t model_load_failures; /* model file versions refused (one per bad version) */
+	uint64_t model_untrusted;     /* model file versions refused for owner/permissions */
+	uint64_t forward_failures;    /* batches whose forward pass failed (served by the fallback) */
+	uint64_t nonfinite_scores;    /* NaN/inf scores replaced (they rank last) */
+	uint64_t placements;          /* rlsched_submit_map calls that mapped a job */
+	uint64_t rejections;          /* ... that rejected an impossible request */
+	uint64_t errors;              /* calls that returned an error code */
+} rlsched_counters;
+
+int rlsched_engine_get_counters(rlsched_engine *engine, rlsched_counters *out);
+
+/* ---- Cluster snapshot ---------------------------------------------------------------------------------------- */
+
+/* Accelerators of one GRES name and type, in a partition or in the whole cluster. */
+typedef struct rlsched_accel {
+	const char *gres;     /* GRES name, "gpu" */
+	const char *type;     /* GRES type, "h200"; NULL or "" for an untyped GRES */
+	int32_t total;        /* on usable (not down, drained or future) nodes */
+	int32_t idle;         /* not allocated */
+	int32_t max_per_node;
+	int32_t nodes;        /* nodes with at least one */
+} rlsched_accel;
+
+typedef struct rlsched_partition {
+	const char *name;
+	int32_t accepts_jobs;   /* 0: down, inactive, or this user may not submit there */
+	int32_t cpus_total;
+	int32_t cpus_idle;
+	int32_t nodes_total;
+	int64_t max_time;       /* seconds; 0 = unlimited */
+	const rlsched_accel *accel;
+	int32_t n_accel;
+} rlsched_partition;
+
+typedef struct rlsched_cluster {
+	int32_t cpus_total;
+	int32_t cpus_idle;
+	int32_t nodes_total;
+	const rlsched_accel *accel;  /* whole cluster, one entry per (gres, type), each node counted once */
+	int32_t n_accel;
+	const rlsched_partition *partitions;
+	int32_t n_partitions;
+} rlsched_cluster;
+
+/* ---- Jobs ------------------------------------------------------------------------------------------------------ */
+
+#define RLSCHED_JOB_PENDING 0
+#define RLSCHED_JOB_RUNNING 1
+
+/* What the engine sees of one job (mirrors rlsched::PendingJob and the inputs of feature schema v1). */
+typedef struct rlsched_job {
+	uint32_t job_id;
+	int32_t state;          /* RLSCHED_JOB_* */
+	int64_t submit_time;
+	int64_t begin_time;     /* eligible from (--begin); 0 = at submit. Wait counts from the later of the two */
+	int64_t end_time;       /* running jobs: expected end (start + time limit); else 0 */
+	int64_t time_limit;     /* seconds; 0 = unknown (the partition's MaxTime is used, else 1 h) */
+	int32_t cpus;
+	int32_t nodes;
+	int32_t accelerators;   /* total over the job; 0 for none */
+	const char *gres;       /* GRES name of the accelerators ("gpu"); NULL when none */
+	const char *gres_type;  /* "h200"; "h200|a100" for an any-of set; NULL or "" for any type */
+	int32_t restarts;
+	int32_t checkpointable; /* 0 or 1 */
+	/* Slurm's multifactor factors, each normalised to [0, 1] (the weighted value divided by its weight). */
+	double age_factor;
+	double fairshare_factor;
+	double job_size_factor;
+	double partition_factor;
+	double qos_factor;
+	int32_t partition;      /* index into rlsched_cluster.partitions; -1 when unknown */
+} rlsched_job;
+
+/* ---- Scoring (site_factor/rlsched) ---------------------------------------------------------------------------- */
+
+/* Scores the n pending jobs in ONE batched call of the policy, then maps each score to a site factor in
+ * [0, score_scale]: floor(score_scale * share of the batch scoring strictly lower) (rlsched/site_factor.h). The
+ * plugin writes NICE_OFFSET + out_site_factors[i]. Either output may be NULL. Running jobs in the array are an
+ * error (RLSCHED_EINVAL). The sorted batch is kept for rlsched_score_one. On any error the outputs are untouched.
+ * n == 0 is fine (nothing scored). */
+int rlsched_score_batch(rlsched_engine *engine, int64_t now, const rlsched_cluster *cluster, const rlsched_job *jobs,
+			size_t n, double *out_scores, uint32_t *out_site_factors);
+
+/* Scores one new job (site_factor_p_set) and ranks it against the last batch (0 before the first batch). */
+int rlsched_score_one(rlsched_engine *engine, int64_t now, const rlsched_cluster *cluster, const rlsched_job *job,
+		      double *out_score, uint32_t *out_site_factor);
+
+/* ---- Accelerator mapping at submit (job_submit/rlsched) ------------------------------------------------------- */
+
+/* A job as submitted: the strings of job_desc_msg_t (NULL when unset). */
+typedef struct rlsched_submit {
+	uint32_t job_id;          /* 0 at submit (not yet assigned) */
+	uint32_t user_id;
+	const char *partition;    /* "a100,h200"; NULL = let rlsched choose among placement.partitions */
+	const char *tres_per_job; /* e.g. "gres:gpu:4" (--gpus=4) */
+	const char *tres_per_node;/* e.g. "gres:gpu:h200:2" (--gres=gpu:h200:2, --gpus-per-node) */
+	const char *tres_per_socket;
+	const char *tres_per_task;
+	const char *cpus_per_tres;/* these four name a GRES too: when they do, the GRES name is not changed */
+	const char *mem_per_tres;
+	const char *tres_bind;
+	const char *tres_freq;
+	int32_t min_nodes;        /* 0 = unset */
+	int32_t num_tasks;        /* 0 = unset */
+	int64_t time_limit;       /* seconds; 0 = unset */
+} rlsched_submit;
+
+#define RLSCHED_SUBMIT_UNCHANGED 0 /* leave the job as it is */
+#define RLSCHED_SUBMIT_MODIFIED 1  /* apply the non-NULL fields below */
+#define RLSCHED_SUBMIT_REJECTED 2  /* reject the job; message is for the user (sbatch prints it) */
+
+/* Result of rlsched_submit_map. Non-NULL strings are malloc'ed: release with rlsched_submit_result_free. */
+typedef struct rlsched_submit_result {
+	int32_t action;       /* RLSCHED_SUBMIT_* */
+	char *partition;      /* MODIFIED: the new partition, NULL = keep */
+	char *tres_per_job;   /* MODIFIED: new value of that field, NULL = keep */
+	char *tres_per_node;
+	char *tres_per_task;
+	char *message;        /* one line: the decision and why (MODIFIED, REJECTED; UNCHANGED when worth a log) */
+	int32_t record;       /* RLSCHED_RECORD_*: where to record message on the job (MODIFIED only) */
+	double predicted_wait;/* seconds, MODIFIED only */
+	double predicted_run;
+	/* MODIFIED: the mapped request, for a caller that keeps its queue
+	 * between calls and appends the job to it (RLSCHED_JOB_PENDING). */
+	int32_t partition_index; /* into rlsched_cluster.partitions */
+	int32_t accelerators;    /* total over the job */
+	char *gres;              /* "gpu" */
+	char *gres_type;         /* "h200"; NULL for an untyped GRES */
+} rlsched_submit_result;
+
+/* Decides where a job's accelerator request should go (rlsched/placement.h for the model). `queue` holds the
+ * pending and running jobs (rlsched_job.state), used for the queue estimate; it may be empty. */
+int rlsched_submit_map(rlsched_engine *engine, int64_t now, const rlsched_cluster *cluster, const rlsched_job *queue,
+		       size_t n_queue, const rlsched_submit *job, rlsched_submit_result *out);
+
+/* Frees the strings of a result and zeroes it. NULL is a no-op. */
+void rlsched_submit_result_free(rlsched_submit_result *result);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RLSCHED_RLSCHED_H */
+/* clang-format on */

@@ -1,0 +1,631 @@
+#include "capi/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "capi/submit.h"
+#include "capi/tres.h"
+#include "rlsched/site_factor.h"
+
+namespace rlsched::capi {
+namespace {
+
+std::string_view view(const char* s) {
+  return s ? std::string_view(s) : std::string_view();
+}
+
+double clamp01(double v) {
+  return std::isfinite(v) ? std::min(std::max(v, 0.0), 1.0) : 0.0;
+}
+
+/// Calls f(type) for each type of an any-of set "h200|a100" (one call for a plain type); no allocation.
+template <typename F>
+void for_each_type(std::string_view types, F&& f) {
+  while (true) {
+    const std::size_t bar = types.find('|');
+    const std::string_view t = types.substr(0, bar);
+    if (!t.empty()) f(t);
+    if (bar == std::string_view::npos) return;
+    types.remove_prefix(bar + 1);
+  }
+}
+
+/// Whether pool (gres, type) may serve a job asking for `gres` with `types` ("" = any type).
+bool pool_allows(const rlsched_accel& pool, std::string_view gres, std::string_view types) {
+  if (view(pool.gres) != gres) return false;
+  if (types.empty()) return true;
+  bool allowed = false;
+  for_each_type(types, [&](std::string_view t) { allowed = allowed || t == view(pool.type); });
+  return allowed;
+}
+
+int c_level(policy::LogLevel level) {
+  switch (level) {
+    case policy::LogLevel::kDebug:
+      return RLSCHED_LOG_DEBUG;
+    case policy::LogLevel::kInfo:
+      return RLSCHED_LOG_INFO;
+    case policy::LogLevel::kWarning:
+    case policy::LogLevel::kError:
+      return RLSCHED_LOG_ERROR;
+  }
+  return RLSCHED_LOG_ERROR;
+}
+
+Seconds limit_of(const rlsched_job& job, const rlsched_cluster& cluster, Seconds default_limit) {
+  if (job.time_limit > 0) return job.time_limit;
+  if (job.partition >= 0 && job.partition < cluster.n_partitions && cluster.partitions[job.partition].max_time > 0)
+    return cluster.partitions[job.partition].max_time;
+  return default_limit;
+}
+
+/// Spreads `work` over the pools of a partition the job may use, in proportion to their size.
+void add_work(placement::PartitionState& part, const rlsched_partition& cpart, const rlsched_job& job, double work,
+              bool pending) {
+  const std::string_view gres = view(job.gres), types = view(job.gres_type);
+  double total = 0;
+  for (int k = 0; k < cpart.n_accel; ++k)
+    if (pool_allows(cpart.accel[k], gres, types)) total += std::max(cpart.accel[k].total, 0);
+  if (total <= 0) return;
+  for (int k = 0; k < cpart.n_accel; ++k) {
+    if (!pool_allows(cpart.accel[k], gres, types)) continue;
+    const double share = work * std::max(cpart.accel[k].total, 0) / total;
+    (pending ? part.pools[k].pending_work : part.pools[k].running_work) += share;
+  }
+}
+
+Status check_cluster(const rlsched_cluster& c) {
+  if (c.n_partitions < 0 || (c.n_partitions > 0 && !c.partitions) || c.n_accel < 0 || (c.n_accel > 0 && !c.accel))
+    return Status::InvalidInput("cluster: partitions/accel count negative or array NULL");
+  for (int p = 0; p < c.n_partitions; ++p) {
+    const rlsched_partition& part = c.partitions[p];
+    if (!part.name) return Status::InvalidInput(fmt::format("cluster: partitions[{}].name is NULL", p));
+    if (part.n_accel < 0 || (part.n_accel > 0 && !part.accel))
+      return Status::InvalidInput(fmt::format("cluster: partition {}: accel count negative or array NULL", part.name));
+    for (int k = 0; k < part.n_accel; ++k)
+      if (!part.accel[k].gres)
+        return Status::InvalidInput(fmt::format("cluster: partition {}: accel[{}].gres is NULL", part.name, k));
+  }
+  for (int k = 0; k < c.n_accel; ++k)
+    if (!c.accel[k].gres) return Status::InvalidInput(fmt::format("cluster: accel[{}].gres is NULL", k));
+  return Status::Ok();
+}
+
+}  // namespace
+
+BatchView::BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config) {
+  auto pools_of = [&](const rlsched_accel* accel, int n) {
+    std::vector<PoolView> pools;
+    for (int k = 0; k < n; ++k) {
+      PoolView v;
+      v.gres = view(accel[k].gres);
+      v.type = view(accel[k].type);
+      v.total = std::max(accel[k].total, 0);
+      v.idle = std::max(accel[k].idle, 0);
+      v.speed = config.speed_of(v.gres, v.type);
+      pools.push_back(v);
+    }
+    return pools;
+  };
+  cluster_pools = pools_of(cluster.accel, cluster.n_accel);
+  for (int p = 0; p < cluster.n_partitions; ++p)
+    partition_pools.push_back(pools_of(cluster.partitions[p].accel, cluster.partitions[p].n_accel));
+  fastest = 0;
+  for (const PoolView& v : cluster_pools) fastest = std::max(fastest, v.speed);
+  if (fastest <= 0) fastest = 1.0;
+}
+
+namespace {
+
+bool allows(const PoolView& pool, std::string_view gres, std::string_view types) {
+  if (pool.gres != gres) return false;
+  if (types.empty()) return true;
+  bool allowed = false;
+  for_each_type(types, [&](std::string_view t) { allowed = allowed || t == pool.type; });
+  return allowed;
+}
+
+}  // namespace
+
+PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
+                          Seconds now, const BatchView& batch) {
+  PendingJob p;
+  p.id = job.job_id;
+  p.submit = job.submit_time;
+  const Seconds eligible = std::max<Seconds>(job.submit_time, job.begin_time);
+  p.wait = std::max<Seconds>(now - eligible, 0);
+  p.time_limit = limit_of(job, cluster, config.placement.default_time_limit);
+  p.cpus = std::max(job.cpus, 1);
+  p.nodes = std::max(job.nodes, 1);
+  p.accelerators = std::max(job.accelerators, 0);
+  p.restarts = std::max(job.restarts, 0);
+  p.checkpointable = job.checkpointable != 0;
+  p.age_factor = clamp01(job.age_factor);
+  p.fairshare_factor = clamp01(job.fairshare_factor);
+  p.job_size_factor = clamp01(job.job_size_factor);
+  p.partition_factor = clamp01(job.partition_factor);
+  p.qos_factor = clamp01(job.qos_factor);
+
+  const bool in_partition = job.partition >= 0 && job.partition < cluster.n_partitions;
+  const int idle_cpus = in_partition ? cluster.partitions[job.partition].cpus_idle : cluster.cpus_idle;
+  if (p.accelerators == 0 || !job.gres || !*job.gres) {
+    p.fits_now = idle_cpus >= p.cpus;
+    return p;  // accel_speed 1, idle_accel_share 0: the schema's values for CPU jobs
+  }
+  const std::string_view gres = job.gres, types = view(job.gres_type);
+  // Speed: the fastest type the job may use, relative to the fastest type in the cluster. Capacity: all of its
+  // types in the cluster.
+  double speed = 0, capacity = 0;
+  for (const PoolView& v : batch.cluster_pools) {
+    if (!allows(v, gres, types)) continue;
+    speed = std::max(speed, v.speed);
+    capacity += v.total;
+  }
+  if (speed <= 0 && !types.empty())  // types the cluster does not have (yet): their configured speed
+    for_each_type(types, [&](std::string_view t) { speed = std::max(speed, config.speed_of(gres, t)); });
+  if (speed <= 0) speed = 1.0;
+  p.accel_speed = std::min(speed / batch.fastest, 1.0);
+  // Idle share: idle accelerators of its types where it can run (its partition) over all of them in the cluster.
+  double idle = 0;
+  bool fits = false;
+  const std::vector<PoolView>& pools = in_partition ? batch.partition_pools[job.partition] : batch.cluster_pools;
+  for (const PoolView& v : pools) {
+    if (!allows(v, gres, types)) continue;
+    idle += v.idle;
+    fits = fits || v.idle >= p.accelerators;
+  }
+  p.idle_accel_share = capacity > 0 ? std::min(idle / capacity, 1.0) : 0.0;
+  p.fits_now = fits && idle_cpus >= p.cpus;
+  return p;
+}
+
+PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
+                          Seconds now) {
+  return to_pending_job(job, cluster, config, now, BatchView(cluster, config));
+}
+
+std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
+                                                           std::size_t n_queue, Seconds now,
+                                                           Seconds default_time_limit) {
+  std::vector<placement::PartitionState> parts(static_cast<std::size_t>(std::max(cluster.n_partitions, 0)));
+  for (int p = 0; p < cluster.n_partitions; ++p) {
+    const rlsched_partition& cp = cluster.partitions[p];
+    placement::PartitionState& ps = parts[p];
+    ps.name = cp.name;
+    ps.accepts_jobs = cp.accepts_jobs != 0;
+    ps.max_time = std::max<Seconds>(cp.max_time, 0);
+    for (int k = 0; k < cp.n_accel; ++k) {
+      placement::AcceleratorPool pool;
+      pool.gres = cp.accel[k].gres;
+      pool.type = view(cp.accel[k].type);
+      pool.total = std::max(cp.accel[k].total, 0);
+      pool.idle = std::min(std::max(cp.accel[k].idle, 0), pool.total);
+      pool.max_per_node = std::max(cp.accel[k].max_per_node, 0);
+      pool.nodes = std::max(cp.accel[k].nodes, 0);
+      ps.pools.push_back(std::move(pool));
+    }
+  }
+  // Partitions overlap (a catch-all partition holds the nodes of the per-type ones): a job competes for the
+  // accelerators of its (gres, type) in every partition that has them, not only in the one it was submitted to.
+  // The C ABI carries no node lists, so two partitions with the same type on disjoint nodes count each other's
+  // work too: a pessimistic wait estimate, never an optimistic one.
+  for (std::size_t i = 0; i < n_queue; ++i) {
+    const rlsched_job& j = queue[i];
+    if (j.accelerators <= 0 || !j.gres || j.partition < 0 || j.partition >= cluster.n_partitions) continue;
+    const bool pending = j.state == RLSCHED_JOB_PENDING;
+    if (!pending && j.state != RLSCHED_JOB_RUNNING) continue;
+    const Seconds seconds = pending ? limit_of(j, cluster, default_time_limit) : std::max<Seconds>(j.end_time - now, 0);
+    const double work = double(j.accelerators) * double(seconds);
+    for (int p = 0; p < cluster.n_partitions; ++p) add_work(parts[p], cluster.partitions[p], j, work, pending);
+  }
+  return parts;
+}
+
+// ---- Engine ----------------------------------------------------------------------------------------------------
+
+Engine::Engine(EngineOptions options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
+  std::unique_ptr<Engine> engine(new Engine(std::move(options)));
+  config::LoadConfigOptions load;
+  load.require_private = !engine->options_.trust_any_file;
+  Result<config::PluginConfig> config = config::load_plugin_config(engine->options_.config_path, load);
+  if (!config.ok()) return config.status();
+  Result<std::shared_ptr<Settings>> settings = engine->build(std::move(*config), nullptr);
+  if (!settings.ok()) return settings.status();
+  engine->settings_ = std::move(*settings);
+  const config::PluginConfig& c = engine->settings_->config;
+  engine->log(RLSCHED_LOG_INFO,
+              fmt::format("config {}: mode {}, model {}, fallback {}, score_scale {}, {} accelerator types, "
+                          "placement {}",
+                          c.path, config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback,
+                          c.score_scale, c.accelerator_types.size(), c.placement.enabled ? "on" : "off"));
+  if (engine->settings_->policy) engine->check_model(*engine->settings_->policy);
+  if (!engine->options_.no_policy && !engine->options_.no_reload_thread)
+    engine->reload_thread_ = std::thread([e = engine.get()] { e->reload_loop(); });
+  return engine;
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    stop_ = true;
+  }
+  thread_cv_.notify_all();
+  if (reload_thread_.joinable()) reload_thread_.join();
+}
+
+void Engine::log(int level, const std::string& line) const {
+  if (options_.log) {
+    options_.log(level, line);
+    return;
+  }
+  static const char* const names[] = {"error", "info", "debug"};
+  const std::string text = fmt::format("rlsched: {}: {}\n", names[level >= 0 && level <= 2 ? level : 0], line);
+  std::fwrite(text.data(), 1, text.size(), stderr);
+}
+
+Result<std::shared_ptr<Engine::Settings>> Engine::build(config::PluginConfig config, const Settings* previous) {
+  auto s = std::make_shared<Settings>();
+  s->config = std::move(config);
+  s->model_name = "model:" + s->config.model;
+  s->fallback_name = options_.no_policy ? "none (placement only)" : s->config.fallback;
+  if (options_.no_policy) return s;
+  // Keep the loaded model across a reconfigure that does not touch the policy: no reload, no gap.
+  if (previous && previous->policy && previous->config.model == s->config.model &&
+      previous->config.fallback == s->config.fallback) {
+    s->policy = previous->policy;
+    return s;
+  }
+  auto policy = std::make_shared<Policy>();
+  policy->model_path = s->config.model;
+  ScorerSettings scorer_settings;
+  scorer_settings.multifactor = options_.weights;
+  Result<std::unique_ptr<Scorer>> fallback = make_scorer(s->config.fallback, scorer_settings);
+  if (!fallback.ok())
+    return Status::InvalidInput(fmt::format("{}: fallback: {}", s->config.path, fallback.status().message()));
+  policy->fallback = std::move(*fallback);
+  s->policy = std::move(policy);
+  return s;
+}
+
+std::shared_ptr<Engine::Settings> Engine::settings() const {
+  std::lock_guard<std::mutex> lock(settings_mutex_);
+  return settings_;
+}
+
+Status Engine::reconfigure() {
+  config::LoadConfigOptions load;
+  load.require_private = !options_.trust_any_file;
+  Result<config::PluginConfig> config = config::load_plugin_config(options_.config_path, load);
+  // Failures are returned, not logged: the caller says what it keeps (and a plugin logs where the admin looks).
+  if (!config.ok()) return config.status();
+  const std::shared_ptr<Settings> previous = settings();
+  Result<std::shared_ptr<Settings>> fresh = build(std::move(*config), previous.get());
+  if (!fresh.ok()) return fresh.status();
+  const bool new_policy = (*fresh)->policy != previous->policy;
+  if (new_policy && (*fresh)->policy) check_model(*(*fresh)->policy);  // load before the swap: no gap
+  {
+    std::lock_guard<std::mutex> lock(settings_mutex_);
+    settings_ = *fresh;
+  }
+  if (new_policy) retire(*previous);
+  thread_cv_.notify_all();  // the reload interval may have changed
+  const config::PluginConfig& c = (*fresh)->config;
+  log(RLSCHED_LOG_INFO,
+      fmt::format("reconfigured from {}: mode {}, model {}, fallback {}, score_scale {}", c.path,
+                  config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback, c.score_scale));
+  if (!new_policy && (*fresh)->policy) check_model(*(*fresh)->policy);
+  return Status::Ok();
+}
+
+void Engine::retire(const Settings& old) {
+  if (!old.policy) return;
+  std::shared_ptr<policy::ReloadingScorer> r;
+  {
+    std::lock_guard<std::mutex> lock(old.policy->mutex);
+    r = old.policy->reloading;
+  }
+  if (!r) return;
+  const policy::PolicyCounters c = r->counters();
+  std::lock_guard<std::mutex> lock(retired_mutex_);
+  retired_.loads_ok += c.loads_ok;
+  retired_.load_failures += c.load_failures;
+  retired_.fallback_calls += c.fallback_calls;
+  retired_.nonfinite_replaced += c.nonfinite_replaced;
+  retired_.forward_failures += c.forward_failures;
+}
+
+Status Engine::check_model() {
+  const std::shared_ptr<Settings> s = settings();
+  if (!s->policy) return Status::Ok();
+  return check_model(*s->policy);
+}
+
+Status Engine::check_model(Policy& p) {
+  if (p.model_path.empty()) return Status::Ok();
+  // Owner and permissions first: slurmctld must not run a network any local user could have replaced. The policy
+  // runtime checks the mode again when it loads (require_private).
+  const Status trusted =
+      options_.trust_any_file ? Status::Ok() : config::check_trusted_file(p.model_path, "model file");
+  std::shared_ptr<policy::ReloadingScorer> reloading;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (!trusted.ok()) {
+      if (p.untrusted == trusted.message()) return Status::Ok();  // logged already
+      p.untrusted = trusted.message();
+      reloading = p.reloading;
+    } else {
+      p.untrusted.clear();
+      reloading = p.reloading;
+    }
+  }
+  if (!trusted.ok()) {
+    if (trusted.code() != Status::Code::kNotFound) model_untrusted_.fetch_add(1, std::memory_order_relaxed);
+    log(RLSCHED_LOG_ERROR, reloading ? "keeping previous model: " + trusted.message()
+                                     : fmt::format("serving fallback '{}': {}", p.fallback->name(), trusted.message()));
+    return Status::Ok();
+  }
+  if (reloading) {
+    reloading->reload_if_changed();
+    return Status::Ok();
+  }
+  policy::ReloadingScorerOptions ro;
+  ro.model_path = p.model_path;
+  ro.fallback = std::string(p.fallback->name());
+  ro.fallback_settings.multifactor = options_.weights;
+  ro.load.require_private = !options_.trust_any_file;
+  ro.log = [this](policy::LogLevel level, const std::string& line) { log(c_level(level), line); };
+  Result<std::unique_ptr<policy::ReloadingScorer>> created = policy::ReloadingScorer::Create(std::move(ro));
+  if (!created.ok()) return created.status();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  if (!p.reloading) p.reloading = std::move(*created);
+  return Status::Ok();
+}
+
+void Engine::reload_loop() {
+  std::unique_lock<std::mutex> lock(thread_mutex_);
+  while (!stop_) {
+    const Seconds interval = settings()->config.reload_check_interval;
+    if (interval > 0)
+      thread_cv_.wait_for(lock, std::chrono::seconds(interval));
+    else
+      thread_cv_.wait(lock);
+    if (stop_) break;
+    if (interval <= 0 || settings()->config.reload_check_interval != interval) continue;  // changed: re-read
+    lock.unlock();
+    try {
+      check_model();
+    } catch (const std::exception& e) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      log(RLSCHED_LOG_ERROR, std::string("model check failed: ") + e.what());
+    } catch (...) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      log(RLSCHED_LOG_ERROR, "model check failed: unknown exception");
+    }
+    lock.lock();
+  }
+}
+
+ScoringContext Engine::context_of(const rlsched_cluster& cluster, Seconds now, int pending) const {
+  ScoringContext c;
+  c.now = now;
+  c.total_cpus = std::max(cluster.cpus_total, 0);
+  c.idle_cpus = std::max(cluster.cpus_idle, 0);
+  c.total_nodes = std::max(cluster.nodes_total, 0);
+  for (int k = 0; k < cluster.n_accel; ++k) c.total_accelerators += std::max(cluster.accel[k].total, 0);
+  c.pending_jobs = pending;
+  return c;
+}
+
+void Engine::score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
+                   std::vector<double>& scores) {
+  if (!s.policy) throw std::logic_error("scoring needs an engine created without RLSCHED_ENGINE_NO_POLICY");
+  std::shared_ptr<policy::ReloadingScorer> reloading;
+  {
+    std::lock_guard<std::mutex> lock(s.policy->mutex);
+    reloading = s.policy->reloading;
+  }
+  if (reloading) {
+    reloading->score(context, jobs, scores);
+  } else {
+    fallback_calls_.fetch_add(1, std::memory_order_relaxed);
+    s.policy->fallback->score(context, jobs, scores);
+  }
+}
+
+Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
+                           double* out_scores, std::uint32_t* out_factors) {
+  if (n > 0 && !jobs) return Status::InvalidInput("jobs is NULL");
+  if (n > 10'000'000) return Status::InvalidInput(fmt::format("{} jobs in one batch is not plausible", n));
+  if (Status c = check_cluster(cluster); !c.ok()) return c;
+  const std::shared_ptr<Settings> s = settings();
+  if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
+  // Per-thread buffers: the decay thread reuses them every cycle without allocating.
+  thread_local std::vector<PendingJob> pending;
+  thread_local std::vector<double> scores;
+  thread_local std::vector<std::uint32_t> factors;
+  pending.clear();
+  const BatchView batch(cluster, s->config);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (jobs[i].state != RLSCHED_JOB_PENDING)
+      return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, jobs[i].job_id));
+    pending.push_back(to_pending_job(jobs[i], cluster, s->config, now, batch));
+  }
+  scores.assign(n, 0.0);
+  factors.assign(n, 0);
+  score(*s, context_of(cluster, now, static_cast<int>(n)), pending, scores);
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
+  }
+  if (out_scores) std::copy(scores.begin(), scores.end(), out_scores);
+  if (out_factors) std::copy(factors.begin(), factors.end(), out_factors);
+  score_calls_.fetch_add(1, std::memory_order_relaxed);
+  jobs_scored_.fetch_add(n, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsched_job& job, double* out_score,
+                         std::uint32_t* out_factor) {
+  if (Status c = check_cluster(cluster); !c.ok()) return c;
+  const std::shared_ptr<Settings> s = settings();
+  if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
+  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now)};
+  std::vector<double> score_out(1, 0.0);
+  std::uint32_t factor = 0;
+  int pending = 1;
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    pending += static_cast<int>(sorted_.size());
+  }
+  score(*s, context_of(cluster, now, pending), one, score_out);
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);
+  }
+  if (out_score) *out_score = score_out[0];
+  if (out_factor) *out_factor = factor;
+  score_calls_.fetch_add(1, std::memory_order_relaxed);
+  jobs_scored_.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+void Engine::info(rlsched_engine_info& out) {
+  const std::shared_ptr<Settings> s = settings();
+  const config::PluginConfig& c = s->config;
+  out.mode = c.mode == config::Mode::kEnforce ? RLSCHED_MODE_ENFORCE : RLSCHED_MODE_SHADOW;
+  out.debug = c.debug ? 1 : 0;
+  out.score_scale = c.score_scale;
+  out.placement_enabled = c.placement.enabled ? 1 : 0;
+  switch (c.placement.record) {
+    case config::RecordField::kNone:
+      out.record = RLSCHED_RECORD_NONE;
+      break;
+    case config::RecordField::kAdminComment:
+      out.record = RLSCHED_RECORD_ADMIN_COMMENT;
+      break;
+    case config::RecordField::kComment:
+      out.record = RLSCHED_RECORD_COMMENT;
+      break;
+  }
+  out.reload_check_interval = c.reload_check_interval;
+  out.config_path = c.path.c_str();
+  out.model_path = c.model.c_str();
+  out.scorer = s->fallback_name.c_str();
+  if (s->policy) {
+    std::shared_ptr<policy::ReloadingScorer> r;
+    {
+      std::lock_guard<std::mutex> lock(s->policy->mutex);
+      r = s->policy->reloading;
+    }
+    if (r && r->model()) out.scorer = s->model_name.c_str();
+  }
+}
+
+rlsched_counters Engine::counters() const {
+  rlsched_counters c{};
+  policy::PolicyCounters p;
+  {
+    std::lock_guard<std::mutex> lock(retired_mutex_);
+    p = retired_;
+  }
+  const std::shared_ptr<Settings> s = settings();
+  if (s->policy) {
+    std::shared_ptr<policy::ReloadingScorer> r;
+    {
+      std::lock_guard<std::mutex> lock(s->policy->mutex);
+      r = s->policy->reloading;
+    }
+    if (r) {
+      const policy::PolicyCounters now = r->counters();
+      p.loads_ok += now.loads_ok;
+      p.load_failures += now.load_failures;
+      p.fallback_calls += now.fallback_calls;
+      p.nonfinite_replaced += now.nonfinite_replaced;
+      p.forward_failures += now.forward_failures;
+    }
+  }
+  c.score_calls = score_calls_.load();
+  c.jobs_scored = jobs_scored_.load();
+  c.fallback_calls = fallback_calls_.load() + p.fallback_calls;
+  c.model_loads = p.loads_ok;
+  c.model_load_failures = p.load_failures;
+  c.model_untrusted = model_untrusted_.load();
+  c.forward_failures = p.forward_failures;
+  c.nonfinite_scores = p.nonfinite_replaced;
+  c.placements = placements_.load();
+  c.rejections = rejections_.load();
+  c.errors = errors_.load();
+  return c;
+}
+
+}  // namespace rlsched::capi
+
+namespace rlsched::capi {
+
+Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
+                          const rlsched_submit& job, rlsched_submit_result& out) {
+  if (n_queue > 0 && !queue) return Status::InvalidInput("queue is NULL");
+  if (Status c = check_cluster(cluster); !c.ok()) return c;
+  const std::shared_ptr<Settings> s = settings();
+  const std::vector<placement::PartitionState> parts =
+      to_partition_states(cluster, queue, n_queue, now, s->config.placement.default_time_limit);
+  const SubmitDecision d = decide_submit(s->config, parts, job);
+  // Copy into malloc'ed strings only once everything that can throw is done; a failed malloc frees what was made.
+  rlsched_submit_result r{};
+  bool ok = true;
+  auto dup = [&ok](const std::string& text) -> char* {
+    char* p = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!p) {
+      ok = false;
+      return nullptr;
+    }
+    std::memcpy(p, text.c_str(), text.size() + 1);
+    return p;
+  };
+  r.action = d.action;
+  if (d.set_partition) r.partition = dup(d.partition);
+  if (d.set_tres_per_job) r.tres_per_job = dup(d.tres_per_job);
+  if (d.set_tres_per_node) r.tres_per_node = dup(d.tres_per_node);
+  if (d.set_tres_per_task) r.tres_per_task = dup(d.tres_per_task);
+  if (!d.message.empty()) r.message = dup(d.message);
+  r.partition_index = d.partition_index;
+  r.accelerators = d.accelerators;
+  if (d.action == RLSCHED_SUBMIT_MODIFIED) {
+    r.gres = dup(d.gres);
+    if (!d.type.empty()) r.gres_type = dup(d.type);
+  }
+  if (!ok) {
+    rlsched_submit_result_free(&r);
+    throw std::bad_alloc();
+  }
+  switch (s->config.placement.record) {
+    case config::RecordField::kNone:
+      r.record = RLSCHED_RECORD_NONE;
+      break;
+    case config::RecordField::kAdminComment:
+      r.record = RLSCHED_RECORD_ADMIN_COMMENT;
+      break;
+    case config::RecordField::kComment:
+      r.record = RLSCHED_RECORD_COMMENT;
+      break;
+  }
+  r.predicted_wait = d.wait;
+  r.predicted_run = d.run;
+  if (d.action == RLSCHED_SUBMIT_MODIFIED) placements_.fetch_add(1, std::memory_order_relaxed);
+  if (d.action == RLSCHED_SUBMIT_REJECTED) rejections_.fetch_add(1, std::memory_order_relaxed);
+  out = r;
+  return Status::Ok();
+}
+
+}  // namespace rlsched::capi

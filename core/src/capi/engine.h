@@ -1,0 +1,139 @@
+// The engine behind the C ABI (rlsched.h): plugin config, policy with hot reload and fallback, placement, counters.
+// C++ only; the extern "C" layer (rlsched_c.cpp) catches everything this throws.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "rlsched/cluster.h"
+#include "rlsched/placement.h"
+#include "rlsched/plugin_config.h"
+#include "rlsched/policy/reloading_scorer.h"
+#include "rlsched/rlsched.h"
+#include "rlsched/scorer.h"
+#include "rlsched/status.h"
+
+namespace rlsched::capi {
+
+struct EngineOptions {
+  std::string config_path;
+  /// (RLSCHED_LOG_* level, line); empty: stderr.
+  std::function<void(int, const std::string&)> log;
+  bool no_policy = false;
+  bool no_reload_thread = false;
+  bool trust_any_file = false;
+  PriorityWeights weights = PriorityWeights::Typical();
+};
+
+/// An accelerator pool of the snapshot with its lengths measured and its speed looked up once per batch.
+struct PoolView {
+  std::string_view gres, type;
+  int total = 0, idle = 0;
+  double speed = 1.0;
+};
+
+/// What every job of a batch shares: the cluster's and each partition's pools, the fastest speed.
+struct BatchView {
+  BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config);
+  std::vector<PoolView> cluster_pools;
+  std::vector<std::vector<PoolView>> partition_pools;
+  double fastest = 1.0;
+};
+
+/// The pending-job view the policy scores, built from a C job and the cluster snapshot (feature schema v1 inputs).
+/// Exposed for tests: the plugin's numbers must equal what the simulator computes for the same state.
+PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
+                          Seconds now, const BatchView& batch);
+PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
+                          Seconds now);
+
+/// The placement snapshot of a cluster: its partitions and pools, with the queue's pending and running work added.
+std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
+                                                           std::size_t n_queue, Seconds now,
+                                                           Seconds default_time_limit);
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Create(EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  Status reconfigure();
+  Status check_model();
+
+  Status score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
+                     double* scores, std::uint32_t* site_factors);
+  Status score_one(Seconds now, const rlsched_cluster& cluster, const rlsched_job& job, double* score,
+                   std::uint32_t* site_factor);
+  Status submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
+                    const rlsched_submit& job, rlsched_submit_result& out);
+
+  void info(rlsched_engine_info& out);
+  rlsched_counters counters() const;
+  void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
+
+  void log(int level, const std::string& line) const;
+
+ private:
+  /// What scores: the fallback heuristic, and the model with hot reload once a trusted model file exists.
+  struct Policy {
+    std::string model_path;
+    std::unique_ptr<Scorer> fallback;
+    std::mutex mutex;  // guards reloading and untrusted (scoring copies the pointer under it)
+    std::shared_ptr<policy::ReloadingScorer> reloading;
+    std::string untrusted;  // the last trust refusal logged, to log each one once
+  };
+  struct Settings {
+    config::PluginConfig config;
+    std::shared_ptr<Policy> policy;  // null with no_policy
+    std::string model_name;          // "model:<path>", for info()
+    std::string fallback_name;
+  };
+
+  explicit Engine(EngineOptions options);
+  Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
+  std::shared_ptr<Settings> settings() const;
+  Status check_model(Policy& policy);
+  /// Scores `jobs` with the policy, counting fallback calls.
+  void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
+             std::vector<double>& scores);
+  ScoringContext context_of(const rlsched_cluster& cluster, Seconds now, int pending) const;
+  void reload_loop();
+  void retire(const Settings& old);
+
+  const EngineOptions options_;
+
+  mutable std::mutex settings_mutex_;
+  std::shared_ptr<Settings> settings_;
+
+  std::mutex batch_mutex_;  // guards sorted_ (the last batch, ranked against by score_one)
+  std::vector<double> sorted_;
+
+  std::mutex thread_mutex_;
+  std::condition_variable thread_cv_;
+  bool stop_ = false;
+  std::thread reload_thread_;
+
+  // Counters of policies replaced by a reconfigure, so that the totals stay monotonic.
+  mutable std::mutex retired_mutex_;
+  policy::PolicyCounters retired_;
+
+  std::atomic<std::uint64_t> score_calls_{0};
+  std::atomic<std::uint64_t> jobs_scored_{0};
+  std::atomic<std::uint64_t> fallback_calls_{0};  // served by the plain fallback (no trusted model yet)
+  std::atomic<std::uint64_t> model_untrusted_{0};
+  std::atomic<std::uint64_t> placements_{0};
+  std::atomic<std::uint64_t> rejections_{0};
+  std::atomic<std::uint64_t> errors_{0};
+};
+
+}  // namespace rlsched::capi

@@ -1,0 +1,152 @@
+#include "capi/submit.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "capi/tres.h"
+
+namespace rlsched::capi {
+namespace {
+
+std::string_view view(const char* s) {
+  return s ? std::string_view(s) : std::string_view();
+}
+
+struct Field {
+  const char* name;  // for messages: "--gres/--gpus-per-node"
+  std::vector<TresEntry> entries;
+};
+
+std::string request_text(const TresEntry& e) {
+  return e.type.empty() ? fmt::format("{}:{}", e.name, e.count) : fmt::format("{}:{}:{}", e.name, e.type, e.count);
+}
+
+}  // namespace
+
+SubmitDecision decide_submit(const config::PluginConfig& config,
+                             const std::vector<placement::PartitionState>& partitions, const rlsched_submit& job) {
+  SubmitDecision d;
+  if (!config.placement.enabled) return d;
+
+  // The GRES names that are accelerators: those of the snapshot's pools and of the configured types.
+  std::set<std::string> accel_names;
+  for (const auto& p : partitions)
+    for (const auto& pool : p.pools) accel_names.insert(pool.gres);
+  for (const auto& t : config.accelerator_types) accel_names.insert(t.gres);
+
+  enum { kJob, kNode, kSocket, kTask };
+  Field fields[] = {{"tres_per_job (--gpus)", parse_tres(view(job.tres_per_job))},
+                    {"tres_per_node (--gres, --gpus-per-node)", parse_tres(view(job.tres_per_node))},
+                    {"tres_per_socket (--gpus-per-socket)", parse_tres(view(job.tres_per_socket))},
+                    {"tres_per_task (--gpus-per-task)", parse_tres(view(job.tres_per_task))}};
+  int field = -1;
+  std::size_t entry = 0;
+  int found = 0;
+  for (int f = 0; f < 4; ++f)
+    for (std::size_t i = 0; i < fields[f].entries.size(); ++i)
+      if (fields[f].entries[i].gres && accel_names.count(fields[f].entries[i].name)) {
+        ++found;
+        field = f;
+        entry = i;
+      }
+  if (found == 0) return d;  // no accelerators: nothing to do, nothing to say
+  if (found > 1) {
+    d.message = "left alone: the job asks for accelerators in several ways (map one request at most)";
+    return d;
+  }
+  if (field == kSocket) {
+    d.message = "left alone: per-socket accelerator requests are not mapped";
+    return d;
+  }
+  TresEntry& asked = fields[field].entries[entry];
+  const std::string original = request_text(asked);
+  const std::vector<std::string> types = split_types(asked.type);
+  const bool any_of = types.size() > 1;
+  const bool typed = types.size() == 1;
+  if (typed && !config.placement.retype_typed) return d;  // explicit choice: the user's, unless configured
+  if (any_of && !config.placement.map_any_of) {
+    d.message = fmt::format("left alone: {}: any-of types are not mapped (placement.map_any_of: false)", original);
+    return d;
+  }
+  if (types.empty() && !config.placement.map_typeless) return d;
+
+  placement::Request r;
+  r.gres = asked.name;
+  if (any_of) r.types = types;  // typeless, and typed with retype_typed: any type
+  const int nodes = std::max(job.min_nodes, 1);
+  switch (field) {
+    case kJob:
+      r.count = static_cast<int>(asked.count);
+      break;
+    case kNode:
+      r.per_node = static_cast<int>(asked.count);
+      r.nodes = nodes;
+      r.count = static_cast<int>(std::min<std::int64_t>(asked.count * nodes, 1 << 30));
+      break;
+    case kTask:
+      r.count = static_cast<int>(std::min<std::int64_t>(asked.count * std::max(job.num_tasks, 1), 1 << 30));
+      break;
+    default:
+      break;
+  }
+  r.time_limit = job.time_limit > 0 ? job.time_limit : 0;
+  r.partitions = split_list(view(job.partition));
+  const bool user_partitions = !r.partitions.empty();
+  if (!user_partitions) r.partitions = config.placement.partitions;
+
+  placement::Options o;
+  o.types = config.accelerator_types;
+  o.default_time_limit = config.placement.default_time_limit;
+  // The GRES name may change only if nothing else of the job refers to it (cpus_per_tres=gres:gpu:8, ...).
+  const bool name_referenced = mentions_gres(view(job.cpus_per_tres), r.gres) ||
+                               mentions_gres(view(job.mem_per_tres), r.gres) ||
+                               mentions_gres(view(job.tres_bind), r.gres) || mentions_gres(view(job.tres_freq), r.gres);
+  if (!name_referenced) o.gres_equivalence = config.gres_equivalence;
+
+  const placement::Decision p = placement::place(r, partitions, o);
+  if (!p.placed) {
+    if (!config.placement.reject_impossible) {
+      d.message = fmt::format("left alone: {}: {}", original, p.reason);
+      return d;
+    }
+    d.action = RLSCHED_SUBMIT_REJECTED;
+    d.message = fmt::format("rlsched: cannot place {}: {}", original, p.reason);
+    return d;
+  }
+
+  asked.name = p.gres;
+  asked.type = p.type;
+  const std::string placed = request_text(asked);
+  const std::string text = join_entries(fields[field].entries);
+  switch (field) {
+    case kJob:
+      d.set_tres_per_job = true;
+      d.tres_per_job = text;
+      break;
+    case kNode:
+      d.set_tres_per_node = true;
+      d.tres_per_node = text;
+      break;
+    case kTask:
+      d.set_tres_per_task = true;
+      d.tres_per_task = text;
+      break;
+    default:
+      break;
+  }
+  d.set_partition = view(job.partition) != p.partition_name;
+  d.partition = p.partition_name;
+  d.action = RLSCHED_SUBMIT_MODIFIED;
+  d.partition_index = p.partition;
+  d.accelerators = r.count;
+  d.gres = p.gres;
+  d.type = p.type;
+  d.wait = p.wait;
+  d.run = p.run;
+  d.message = fmt::format("rlsched: {} -> {}: {}", original, placed, p.reason);
+  return d;
+}
+
+}  // namespace rlsched::capi

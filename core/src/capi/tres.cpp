@@ -1,0 +1,127 @@
+#include "capi/tres.h"
+
+#include <cctype>
+
+namespace rlsched::capi {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool all_digits(std::string_view s) {
+  if (s.empty() || s.size() > 12) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TresEntry> parse_tres(std::string_view text) {
+  std::vector<TresEntry> entries;
+  if (trim(text).empty()) return entries;
+  for (std::string_view raw : split(text, ',')) {
+    TresEntry e;
+    e.text = std::string(raw);
+    std::string_view s = trim(raw);
+    if (s.substr(0, 5) == "gres:") {
+      e.prefixed = true;
+      s.remove_prefix(5);
+    } else if (s.substr(0, 5) == "gres/") {  // "gres/gpu:4" appears in some API clients
+      e.prefixed = false;
+      s.remove_prefix(5);
+    }
+    const std::vector<std::string_view> fields = split(s, ':');
+    // Other TRES kinds ("license:...", "bb:...") have no place in tres_per_*, but keep them intact if present.
+    if (fields.empty() || fields.size() > 3 || fields[0].empty() || fields[0] == "license" || fields[0] == "bb" ||
+        fields[0].find_first_of("=/ ") != std::string_view::npos) {
+      e.gres = false;
+      entries.push_back(std::move(e));
+      continue;
+    }
+    e.name = std::string(fields[0]);
+    if (fields.size() == 1) {
+      e.count = 1;
+    } else if (fields.size() == 2) {
+      if (all_digits(fields[1]))
+        e.count = std::stoll(std::string(fields[1]));
+      else if (!fields[1].empty() && std::isdigit(static_cast<unsigned char>(fields[1][0])))
+        e.gres = false;  // "gpu:4k": a suffixed count; leave it to Slurm
+      else
+        e.type = std::string(fields[1]);
+    } else {
+      e.type = std::string(fields[1]);
+      if (all_digits(fields[2]))
+        e.count = std::stoll(std::string(fields[2]));
+      else
+        e.gres = false;
+    }
+    if (e.gres && (e.count <= 0 || (fields.size() == 3 && e.type.empty()))) e.gres = false;
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+std::string format_entry(const TresEntry& e) {
+  if (!e.gres) return e.text;
+  std::string out = e.prefixed ? "gres:" : "";
+  out += e.name;
+  if (!e.type.empty()) out += ":" + e.type;
+  out += ":" + std::to_string(e.count);
+  return out;
+}
+
+std::string join_entries(const std::vector<TresEntry>& entries) {
+  std::string out;
+  for (const TresEntry& e : entries) out += (out.empty() ? "" : ",") + format_entry(e);
+  return out;
+}
+
+std::vector<std::string> split_types(std::string_view types) {
+  std::vector<std::string> out;
+  for (std::string_view t : split(types, '|')) {
+    t = trim(t);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  for (std::string_view t : split(text, ',')) {
+    t = trim(t);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+bool mentions_gres(std::string_view text, std::string_view name) {
+  if (text.empty() || name.empty()) return false;
+  for (std::size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    const bool start_ok =
+        at == 0 || text[at - 1] == ':' || text[at - 1] == '/' || text[at - 1] == ',' || text[at - 1] == ';';
+    const std::size_t end = at + name.size();
+    const bool end_ok =
+        end == text.size() || text[end] == ':' || text[end] == '=' || text[end] == ',' || text[end] == ';';
+    if (start_ok && end_ok) return true;
+  }
+  return false;
+}
+
+}  // namespace rlsched::capi

@@ -1,0 +1,379 @@
+// rlsched.yaml for the Slurm plugins. Every value is checked with the line of its key; unknown keys are refused.
+#include "rlsched/plugin_config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "rlsched/scorer.h"
+
+namespace rlsched::config {
+
+const char* mode_name(Mode mode) {
+  return mode == Mode::kEnforce ? "enforce" : "shadow";
+}
+
+const char* record_field_name(RecordField field) {
+  switch (field) {
+    case RecordField::kNone:
+      return "none";
+    case RecordField::kAdminComment:
+      return "admin_comment";
+    case RecordField::kComment:
+      return "comment";
+  }
+  return "none";
+}
+
+const AcceleratorType* PluginConfig::find_type(std::string_view type, std::string_view gres) const {
+  for (const AcceleratorType& t : accelerator_types)
+    if (t.name == type && (gres.empty() || t.gres == gres)) return &t;
+  return nullptr;
+}
+
+double PluginConfig::speed_of(std::string_view gres, std::string_view type) const {
+  const AcceleratorType* t = find_type(type, gres);
+  return t ? t->speed : 1.0;
+}
+
+bool PluginConfig::gres_equivalent(std::string_view a, std::string_view b) const {
+  if (a == b) return true;
+  for (const auto& group : gres_equivalence) {
+    const bool has_a = std::find(group.begin(), group.end(), a) != group.end();
+    const bool has_b = std::find(group.begin(), group.end(), b) != group.end();
+    if (has_a && has_b) return true;
+  }
+  return false;
+}
+
+namespace {
+
+using Keys = std::vector<std::string_view>;
+const Keys kTopKeys = {"mode",
+                       "model",
+                       "fallback",
+                       "score_scale",
+                       "debug",
+                       "reload_check_interval",
+                       "accelerator_types",
+                       "gres_equivalence",
+                       "placement"};
+const Keys kTypeKeys = {"name", "gres", "speed"};
+const Keys kPlacementKeys = {"enabled",           "map_typeless", "map_any_of", "retype_typed",
+                             "reject_impossible", "partitions",   "record",     "default_time_limit"};
+
+// Parsing errors are thrown inside this file only and turned into a Status at the boundary: the checks read as a
+// straight list, and no exception leaves parse_plugin_config.
+struct ConfigError {
+  std::string message;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string name) : name_(std::move(name)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
+    const YAML::Mark mark = node.Mark();
+    if (mark.line >= 0) throw ConfigError{fmt::format("{}:{}: {}", name_, mark.line + 1, what)};
+    throw ConfigError{fmt::format("{}: {}", name_, what)};
+  }
+
+  // Each key of `map` must be in `allowed`; values are looked up with `get` afterwards.
+  void check_keys(const YAML::Node& map, const Keys& allowed, const std::string& where) const {
+    if (!map.IsMap())
+      fail(map, fmt::format("{} must be a mapping of keys to values", where.empty() ? "the file" : where));
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        std::string known;
+        for (std::string_view k : allowed) known += (known.empty() ? "" : ", ") + std::string(k);
+        fail(kv.first, fmt::format("unknown key '{}' (known keys{}: {})", path(where, key),
+                                   where.empty() ? "" : " of " + where, known));
+      }
+      if (!seen.insert(key).second) fail(kv.first, fmt::format("key '{}' appears twice", path(where, key)));
+    }
+  }
+
+  static std::string path(const std::string& parent, std::string_view key) {
+    return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", key));
+    return node.Scalar();
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& key) const {
+    std::string text = scalar(node, key);
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (text == "true" || text == "yes" || text == "on") return true;
+    if (text == "false" || text == "no" || text == "off") return false;
+    fail(node, fmt::format("{} must be true or false (got '{}')", key, node.Scalar()));
+  }
+
+  double number(const YAML::Node& node, const std::string& key) const {
+    const std::string text = scalar(node, key);
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value))
+      fail(node, fmt::format("{} must be a number (got '{}')", key, text));
+    return value;
+  }
+
+  long long integer(const YAML::Node& node, const std::string& key, long long lo, long long hi) const {
+    const std::string text = scalar(node, key);
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0)
+      fail(node, fmt::format("{} must be a whole number (got '{}')", key, text));
+    if (value < lo || value > hi) fail(node, fmt::format("{} must be in [{}, {}] (got {})", key, lo, hi, value));
+    return value;
+  }
+
+  // Whole seconds, optionally with a unit: 90, "90s", "5m", "2h", "1d".
+  Seconds duration(const YAML::Node& node, const std::string& key) const {
+    std::string text = scalar(node, key);
+    long long unit = 1;
+    if (!text.empty()) {
+      switch (text.back()) {
+        case 's':
+          unit = 1;
+          break;
+        case 'm':
+          unit = 60;
+          break;
+        case 'h':
+          unit = 3600;
+          break;
+        case 'd':
+          unit = 86400;
+          break;
+        default:
+          unit = 0;
+      }
+      if (unit != 0)
+        text.pop_back();
+      else
+        unit = 1;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < 0 ||
+        value > std::numeric_limits<int>::max())
+      fail(node, fmt::format("{} must be a duration in seconds, or with a unit s, m, h or d, e.g. 30s or 5m "
+                             "(got '{}')",
+                             key, node.Scalar()));
+    return value * unit;
+  }
+
+  std::vector<std::string> names(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) fail(node, fmt::format("{} must be a list of names, e.g. [a, b]", key));
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const std::string item = fmt::format("{}[{}]", key, i);
+      std::string name = scalar(node[i], item);
+      if (name.empty()) fail(node[i], fmt::format("{} must not be empty", item));
+      if (std::find(out.begin(), out.end(), name) != out.end())
+        fail(node[i], fmt::format("{}: '{}' is listed twice", key, name));
+      out.push_back(std::move(name));
+    }
+    return out;
+  }
+
+  PluginConfig parse(const YAML::Node& root) {
+    PluginConfig c;
+    if (!root || root.IsNull()) return c;  // an empty file: every default
+    check_keys(root, kTopKeys, "");
+    if (const YAML::Node n = root["mode"]) {
+      const std::string mode = scalar(n, "mode");
+      if (mode == "enforce")
+        c.mode = Mode::kEnforce;
+      else if (mode == "shadow")
+        c.mode = Mode::kShadow;
+      else
+        fail(n, fmt::format("mode must be enforce or shadow (got '{}')", mode));
+    }
+    if (const YAML::Node n = root["model"]) {
+      c.model = n.IsNull() ? std::string() : scalar(n, "model");
+      if (!c.model.empty() && c.model.front() != '/')
+        fail(n, fmt::format("model must be an absolute path (got '{}'): slurmctld's working folder is not "
+                            "yours to rely on",
+                            c.model));
+    }
+    if (const YAML::Node n = root["fallback"]) {
+      c.fallback = scalar(n, "fallback");
+      const std::vector<std::string> known = scorer_names();
+      if (std::find(known.begin(), known.end(), c.fallback) == known.end()) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        fail(n, fmt::format("fallback '{}' is not a scorer (known: {})", c.fallback, list));
+      }
+    }
+    if (const YAML::Node n = root["score_scale"])
+      // Slurm adds the site factor to a 32-bit priority: keep room for the other factors.
+      c.score_scale = static_cast<std::uint32_t>(integer(n, "score_scale", 1, 1000000000));
+    if (const YAML::Node n = root["debug"]) c.debug = boolean(n, "debug");
+    if (const YAML::Node n = root["reload_check_interval"])
+      c.reload_check_interval = duration(n, "reload_check_interval");
+    if (const YAML::Node n = root["accelerator_types"]) parse_types(n, c);
+    if (const YAML::Node n = root["gres_equivalence"]) parse_equivalence(n, c);
+    if (const YAML::Node n = root["placement"]) parse_placement(n, c.placement);
+    return c;
+  }
+
+ private:
+  void parse_types(const YAML::Node& list, PluginConfig& c) const {
+    if (!list.IsSequence()) fail(list, "accelerator_types must be a list of {name, gres, speed} entries");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node entry = list[i];
+      const std::string where = fmt::format("accelerator_types[{}]", i);
+      check_keys(entry, kTypeKeys, where);
+      if (!entry["name"]) fail(entry, fmt::format("{}.name is missing", where));
+      if (!entry["gres"]) fail(entry, fmt::format("{}.gres is missing (the GRES name of the type, e.g. gpu)", where));
+      AcceleratorType t;
+      t.name = scalar(entry["name"], where + ".name");
+      t.gres = scalar(entry["gres"], where + ".gres");
+      if (t.name.empty() || t.gres.empty()) fail(entry, fmt::format("{}: name and gres must not be empty", where));
+      for (const std::string& s : {t.name, t.gres})
+        if (s.find_first_of(":,|= \t") != std::string::npos)
+          fail(entry,
+               fmt::format("{}: '{}' may not contain ':', ',', '|', '=' or blanks (Slurm GRES syntax)", where, s));
+      if (const YAML::Node s = entry["speed"]) {
+        t.speed = number(s, where + ".speed");
+        if (!(t.speed > 0)) fail(s, fmt::format("{}.speed must be > 0 (got {})", where, s.Scalar()));
+      }
+      if (c.find_type(t.name, t.gres))
+        fail(entry, fmt::format("{}: type {}:{} is listed twice", where, t.gres, t.name));
+      c.accelerator_types.push_back(std::move(t));
+    }
+  }
+
+  void parse_equivalence(const YAML::Node& list, PluginConfig& c) const {
+    if (!list.IsSequence()) fail(list, "gres_equivalence must be a list of groups of GRES names, e.g. [[gpu, npu]]");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("gres_equivalence[{}]", i);
+      std::vector<std::string> group = names(list[i], where);
+      if (group.size() < 2) fail(list[i], fmt::format("{} must name at least two GRES names", where));
+      for (const std::string& g : group)
+        for (const auto& earlier : c.gres_equivalence)
+          if (std::find(earlier.begin(), earlier.end(), g) != earlier.end())
+            fail(list[i], fmt::format("{}: GRES '{}' is already in an earlier group (merge the groups)", where, g));
+      c.gres_equivalence.push_back(std::move(group));
+    }
+  }
+
+  void parse_placement(const YAML::Node& map, PlacementConfig& p) const {
+    check_keys(map, kPlacementKeys, "placement");
+    if (const YAML::Node n = map["enabled"]) p.enabled = boolean(n, "placement.enabled");
+    if (const YAML::Node n = map["map_typeless"]) p.map_typeless = boolean(n, "placement.map_typeless");
+    if (const YAML::Node n = map["map_any_of"]) p.map_any_of = boolean(n, "placement.map_any_of");
+    if (const YAML::Node n = map["retype_typed"]) p.retype_typed = boolean(n, "placement.retype_typed");
+    if (const YAML::Node n = map["reject_impossible"]) p.reject_impossible = boolean(n, "placement.reject_impossible");
+    if (const YAML::Node n = map["partitions"]) p.partitions = names(n, "placement.partitions");
+    if (const YAML::Node n = map["record"]) {
+      const std::string r = scalar(n, "placement.record");
+      if (r == "admin_comment")
+        p.record = RecordField::kAdminComment;
+      else if (r == "comment")
+        p.record = RecordField::kComment;
+      else if (r == "none")
+        p.record = RecordField::kNone;
+      else
+        fail(n, fmt::format("placement.record must be admin_comment, comment or none (got '{}')", r));
+    }
+    if (const YAML::Node n = map["default_time_limit"]) {
+      p.default_time_limit = duration(n, "placement.default_time_limit");
+      if (p.default_time_limit <= 0) fail(n, "placement.default_time_limit must be > 0");
+    }
+  }
+
+  std::string name_;
+};
+
+}  // namespace
+
+Result<PluginConfig> parse_plugin_config(std::string_view text, const std::string& name) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(text));
+    return Parser(name).parse(root);
+  } catch (const ConfigError& e) {
+    return Status::InvalidInput(e.message);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp's own syntax errors carry a 0-based mark.
+    if (e.mark.line >= 0) return Status::InvalidInput(fmt::format("{}:{}: {}", name, e.mark.line + 1, e.msg));
+    return Status::InvalidInput(fmt::format("{}: {}", name, e.msg));
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(fmt::format("{}: {}", name, e.what()));
+  }
+}
+
+Status check_trusted_file(const std::string& path, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound(fmt::format("{}: cannot stat {}: {}", path, what, std::strerror(err)));
+    return Status::IoError(fmt::format("{}: cannot stat {}: {}", path, what, std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) return Status::InvalidInput(fmt::format("{}: {} is not a regular file", path, what));
+  const uid_t self = ::geteuid();
+  if (st.st_uid != 0 && st.st_uid != self)
+    return Status::InvalidInput(
+        fmt::format("{}: refusing {} owned by uid {} (must be owned by root{}); run chown "
+                    "root {}",
+                    path, what, st.st_uid, self == 0 ? std::string() : fmt::format(" or uid {}", self), path));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return Status::InvalidInput(
+        fmt::format("{}: refusing {} writable by group or others (mode {:04o}); run chmod "
+                    "go-w {}",
+                    path, what, st.st_mode & 07777, path));
+  const std::string::size_type slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat ds {};
+  if (::stat(dir.c_str(), &ds) != 0)
+    return Status::IoError(fmt::format("{}: cannot stat the folder of {}: {}", dir, what, std::strerror(errno)));
+  if (ds.st_mode & (S_IWGRP | S_IWOTH))
+    return Status::InvalidInput(
+        fmt::format("{}: refusing {} in a folder writable by group or others ({}, mode "
+                    "{:04o}): anyone could replace it; keep it in a folder only root can "
+                    "write, e.g. /etc/slurm",
+                    path, what, dir, ds.st_mode & 07777));
+  if (ds.st_uid != 0 && ds.st_uid != self)
+    return Status::InvalidInput(
+        fmt::format("{}: refusing {} in a folder owned by uid {} ({}); keep it in a folder "
+                    "owned by root",
+                    path, what, ds.st_uid, dir));
+  return Status::Ok();
+}
+
+Result<PluginConfig> load_plugin_config(const std::string& path, const LoadConfigOptions& options) {
+  if (path.empty()) return Status::InvalidInput("no config file given (set PrioritySiteFactorParameters)");
+  if (options.require_private) {
+    Status trusted = check_trusted_file(path, "config file");
+    if (!trusted.ok()) return trusted;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError(fmt::format("{}: cannot open config file: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IoError(fmt::format("{}: cannot read config file", path));
+  Result<PluginConfig> config = parse_plugin_config(text.str(), path);
+  if (config.ok()) config->path = path;
+  return config;
+}
+
+}  // namespace rlsched::config

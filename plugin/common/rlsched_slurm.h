@@ -1,0 +1,78 @@
+/*****************************************************************************\
+ *  rlsched_slurm.h - copying slurmctld state into the plain structs of the
+ *  rlsched C ABI (core/include/rlsched/rlsched.h). Shared by both plugins;
+ *  compiled into each .so, hidden by its version script.
+ *
+ *  Call everything here with the slurmctld locks the caller documents:
+ *  job read (or write), node read and partition read.
+\*****************************************************************************/
+
+#ifndef RLSCHED_SLURM_H
+#define RLSCHED_SLURM_H
+
+#include "slurm_compat.h"
+
+#include "rlsched/rlsched.h"
+
+/* Partitions, nodes and accelerators as the core sees them, plus what the
+ * job pass adds (CPUs and accelerators held by running jobs). All memory is
+ * owned here (strings copied), reused across builds. */
+typedef struct {
+	rlsched_cluster cluster;
+	rlsched_partition *parts;	/* cluster.partitions */
+	int part_cap;
+	part_record_t **part_ptrs;	/* parts[i] was built from this record */
+	int part_ptr_cap;
+	rlsched_accel *accel;		/* per partition, then the cluster's */
+	int accel_cnt, accel_cap;
+	char **strings;			/* copies of names, freed on rebuild */
+	int string_cnt, string_cap;
+	const char **interned;		/* rlsched_snapshot_intern() copies */
+	int interned_cnt, interned_cap;
+	uint32_t *node_alloc_cpus;	/* by node index, from the job pass */
+	int node_cap;
+	time_t built;
+} rlsched_snapshot_t;
+
+/* Begins a build: forgets the previous partitions and zeroes the node
+ * allocation counters. Then call rlsched_snapshot_add_running() for each
+ * running job (during the caller's job pass) and rlsched_snapshot_finish().
+ * submit_uid: partitions this user may not submit to are marked
+ * accepts_jobs = 0; NO_VAL skips that check. Returns false on allocation
+ * failure (the snapshot is then empty and must not be used). */
+extern bool rlsched_snapshot_begin(rlsched_snapshot_t *snap);
+extern void rlsched_snapshot_add_running(rlsched_snapshot_t *snap,
+					 job_record_t *job_ptr);
+extern bool rlsched_snapshot_finish(rlsched_snapshot_t *snap,
+				    uint32_t submit_uid);
+extern void rlsched_snapshot_free(rlsched_snapshot_t *snap);
+
+/* Index of a partition in the snapshot, -1 when not there. */
+extern int rlsched_snapshot_part_index(const rlsched_snapshot_t *snap,
+				       const part_record_t *part_ptr);
+/* Same, by name (for partition records that may have been rebuilt). */
+extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
+					 const char *name);
+
+/* A copy of s owned by the snapshot (NULL for NULL): the pool's own copy
+ * when a pool has that GRES name or type, else one copy per distinct
+ * string. For job records kept beyond the job lock (a cached queue). */
+extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
+					   const char *s);
+
+/* Fills a C ABI job from a job record. String fields point into the job
+ * record: use the struct only while holding the job lock. */
+extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
+			     const rlsched_snapshot_t *snap);
+
+/* The log callback handed to the engine: ctx is the plugin_type string.
+ * Error lines go to error(), info to info(), debug to debug(). */
+extern void rlsched_slurm_log(void *ctx, int level, const char *line);
+
+/* Slurm's PriorityWeight* for the engine's "multifactor" fallback. */
+extern void rlsched_engine_options_weights(rlsched_engine_options *opts);
+
+/* Seconds since an earlier clock_gettime(CLOCK_MONOTONIC) value. */
+extern double rlsched_elapsed_ms(const struct timespec *start);
+
+#endif /* RLSCHED_SLURM_H */

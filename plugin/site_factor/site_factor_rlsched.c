@@ -1,0 +1,305 @@
+/*****************************************************************************\
+ *  site_factor_rlsched.c - learned job ranking as Slurm's site factor.
+ *
+ *  The rlsched policy (a TorchScript model, or a heuristic fallback) scores
+ *  all pending jobs in one batched call at each decay cycle; each job's rank
+ *  share becomes its site factor, visible in sprio's SITE column:
+ *	site_factor = NICE_OFFSET + floor(score_scale * share scoring lower)
+ *  Shadow mode computes and logs the same numbers but writes nothing.
+ *
+ *  slurm.conf:
+ *	PriorityType=priority/multifactor
+ *	PrioritySiteFactorPlugin=site_factor/rlsched
+ *	PrioritySiteFactorParameters=/etc/slurm/rlsched.yaml
+ *  Detail per job: DebugFlags=Priority (or `debug: true` in rlsched.yaml).
+ *
+ *  Faults never take slurmctld down: an engine error is logged once, the
+ *  site factors are left as they are, and the fault is counted.
+\*****************************************************************************/
+
+#include <pthread.h>
+#include <time.h>
+
+#include "../common/rlsched_slurm.h"
+
+RLSCHED_EXPORT const char plugin_name[] = "rlsched site factor: learned ranking of pending jobs";
+RLSCHED_EXPORT const char plugin_type[] = "site_factor/rlsched";
+RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define RLSCHED_DEFAULT_CONFIG "/etc/slurm/rlsched.yaml"
+#define RLSCHED_SLOW_UPDATE_MS 5.0
+
+static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
+static rlsched_engine *engine = NULL;
+static rlsched_snapshot_t snapshot;
+static bool snapshot_valid = false;
+
+/* The pending jobs of one update: reused across cycles, grown as needed */
+static rlsched_job *jobs = NULL;
+static job_record_t **job_ptrs = NULL;
+static uint32_t *factors = NULL;
+static double *scores = NULL;
+static size_t job_cap = 0;
+
+/* Faults: counted; logged once per run of consecutive faults */
+static uint64_t fault_cnt = 0;
+static uint64_t faults_in_row = 0;
+static uint64_t update_cnt = 0;
+
+static const char *_config_path(void)
+{
+	if (slurm_conf.site_factor_params && slurm_conf.site_factor_params[0])
+		return slurm_conf.site_factor_params;
+	return RLSCHED_DEFAULT_CONFIG;
+}
+
+static void _fault(const char *what, const char *why)
+{
+	fault_cnt++;
+	if (faults_in_row++ == 0)
+		error("%s: %s failed, site factors left unchanged (logged once until it works again; %"PRIu64" faults so far): %s",
+		      plugin_type, what, fault_cnt, why);
+}
+
+static void _success(void)
+{
+	if (faults_in_row) {
+		info("%s: working again after %"PRIu64" consecutive faults",
+		     plugin_type, faults_in_row);
+		faults_in_row = 0;
+	}
+}
+
+/* Builds the engine from the config; NULL (logged, counted) on failure */
+static rlsched_engine *_create_engine(void)
+{
+	rlsched_engine_options opts = {
+		.abi_version = RLSCHED_ABI_VERSION,
+		.config_path = _config_path(),
+		.log = rlsched_slurm_log,
+		.log_ctx = (void *) plugin_type,
+	};
+	rlsched_engine *e = NULL;
+
+	rlsched_engine_options_weights(&opts);
+	if (rlsched_engine_create(&opts, &e) != RLSCHED_OK) {
+		_fault("loading the config",
+		       rlsched_last_error(NULL));
+		return NULL;
+	}
+	return e;
+}
+
+static bool _want_detail(const rlsched_engine_info *inf)
+{
+	return inf->debug || (slurm_conf.debug_flags & DEBUG_FLAG_PRIO);
+}
+
+extern RLSCHED_EXPORT int init(void)
+{
+	rlsched_engine_info inf;
+
+	slurm_mutex_lock(&rlsched_lock);
+	engine = _create_engine();
+	if (engine && (rlsched_engine_get_info(engine, &inf) == RLSCHED_OK))
+		info("%s: loaded, mode %s, scoring with %s, site factors in [0, %u] (+NICE_OFFSET)",
+		     plugin_type,
+		     (inf.mode == RLSCHED_MODE_ENFORCE) ? "enforce" : "shadow",
+		     inf.scorer, inf.score_scale);
+	slurm_mutex_unlock(&rlsched_lock);
+	/* Never fail init: slurmctld would retry on every call. The plugin
+	 * stays loaded, inactive until a reconfigure fixes the config. */
+	return SLURM_SUCCESS;
+}
+
+extern RLSCHED_EXPORT int fini(void)
+{
+	rlsched_counters c;
+
+	slurm_mutex_lock(&rlsched_lock);
+	if (engine && (rlsched_engine_get_counters(engine, &c) == RLSCHED_OK))
+		info("%s: unloading; %"PRIu64" scoring calls, %"PRIu64" served by the fallback, %"PRIu64" model loads, %"PRIu64" refused, %"PRIu64" plugin faults",
+		     plugin_type, c.score_calls, c.fallback_calls,
+		     c.model_loads, c.model_load_failures + c.model_untrusted,
+		     fault_cnt);
+	rlsched_engine_destroy(engine);
+	engine = NULL;
+	rlsched_snapshot_free(&snapshot);
+	snapshot_valid = false;
+	xfree(jobs);
+	xfree(job_ptrs);
+	xfree(factors);
+	xfree(scores);
+	job_cap = 0;
+	slurm_mutex_unlock(&rlsched_lock);
+	return SLURM_SUCCESS;
+}
+
+/* scontrol reconfigure: re-read rlsched.yaml (a bad file keeps the old
+ * settings), or create the engine if the last attempt failed. */
+extern RLSCHED_EXPORT void site_factor_p_reconfig(void)
+{
+	slurm_mutex_lock(&rlsched_lock);
+	if (!engine) {
+		engine = _create_engine();
+		if (engine)
+			_success();
+	} else if (rlsched_engine_reconfigure(engine) != RLSCHED_OK) {
+		/* An admin's action: answer every time, not once */
+		fault_cnt++;
+		error("%s: reconfigure: keeping the previous settings: %s",
+		      plugin_type, rlsched_last_error(engine));
+	} else {
+		_success();
+	}
+	slurm_mutex_unlock(&rlsched_lock);
+}
+
+static bool _grow(size_t need)
+{
+	size_t cap = job_cap ? job_cap : 1024;
+
+	if (need <= job_cap)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	if (!try_xrealloc(jobs, cap * sizeof(*jobs)) ||
+	    !try_xrealloc(job_ptrs, cap * sizeof(*job_ptrs)) ||
+	    !try_xrealloc(factors, cap * sizeof(*factors)) ||
+	    !try_xrealloc(scores, cap * sizeof(*scores)))
+		return false;
+	job_cap = cap;
+	return true;
+}
+
+/* Called at submit (job write lock held): score the new job and rank it
+ * against the last batch. Uses the cluster snapshot of the last update. */
+extern RLSCHED_EXPORT void site_factor_p_set(job_record_t *job_ptr)
+{
+	rlsched_job job;
+	rlsched_engine_info inf;
+	double score = 0;
+	uint32_t factor = 0;
+
+	if (!job_ptr)
+		return;
+	slurm_mutex_lock(&rlsched_lock);
+	if (!engine)
+		goto done;
+	if (!snapshot_valid) {
+		if (!rlsched_snapshot_begin(&snapshot) ||
+		    !rlsched_snapshot_finish(&snapshot, NO_VAL)) {
+			_fault("site_factor_p_set", "out of memory");
+			goto done;
+		}
+		snapshot_valid = true;
+	}
+	rlsched_job_fill(&job, job_ptr, &snapshot);
+	/* A new job: its partition record may be newer than the snapshot */
+	if ((job.partition < 0) && job_ptr->part_ptr)
+		job.partition = rlsched_snapshot_part_by_name(
+			&snapshot, job_ptr->part_ptr->name);
+	job.state = RLSCHED_JOB_PENDING;
+	if ((rlsched_score_one(engine, time(NULL), &snapshot.cluster, &job,
+			       &score, &factor) != RLSCHED_OK) ||
+	    (rlsched_engine_get_info(engine, &inf) != RLSCHED_OK)) {
+		_fault("site_factor_p_set", rlsched_last_error(engine));
+		goto done;
+	}
+	_success();
+	if (inf.mode == RLSCHED_MODE_ENFORCE)
+		job_ptr->site_factor = NICE_OFFSET + factor;
+	if (_want_detail(&inf))
+		info("%s: %pJ submitted: score %.6g, site factor %u%s",
+		     plugin_type, job_ptr, score, factor,
+		     (inf.mode == RLSCHED_MODE_ENFORCE) ? "" :
+		     " (shadow: not applied)");
+done:
+	slurm_mutex_unlock(&rlsched_lock);
+}
+
+/* Called by the multifactor decay thread with the job write lock held;
+ * slurmctld warns when it takes over 50 ms. One pass over job_list copies
+ * the pending jobs (and the CPUs running jobs hold), one batched call scores
+ * them all, a second pass over the copied pointers writes site factors. */
+extern RLSCHED_EXPORT void site_factor_p_update(void)
+{
+	struct timespec start;
+	RLSCHED_LIST_ITR it;
+	job_record_t *job_ptr;
+	rlsched_engine_info inf;
+	size_t n = 0, changed = 0;
+	double copy_ms, total_ms;
+	bool detail, enforce;
+	time_t now = time(NULL);
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	slurm_mutex_lock(&rlsched_lock);
+	if (!engine || !job_list)
+		goto done;
+	if (!_grow((size_t) list_count(job_list) + 1) ||
+	    !rlsched_snapshot_begin(&snapshot)) {
+		snapshot_valid = false;
+		_fault("site_factor_p_update", "out of memory");
+		goto done;
+	}
+	snapshot_valid = false;
+	it = list_iterator_create(job_list);
+	while ((job_ptr = list_next(it))) {
+		if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
+			rlsched_snapshot_add_running(&snapshot, job_ptr);
+			continue;
+		}
+		if (!IS_JOB_PENDING(job_ptr) || !job_ptr->details ||
+		    (n >= job_cap))
+			continue;
+		job_ptrs[n++] = job_ptr;
+	}
+	list_iterator_destroy(it);
+	if (!rlsched_snapshot_finish(&snapshot, NO_VAL)) {
+		_fault("site_factor_p_update", "out of memory");
+		goto done;
+	}
+	snapshot_valid = true;
+	/* Partition indices are known only once the snapshot is complete */
+	for (size_t i = 0; i < n; i++)
+		rlsched_job_fill(&jobs[i], job_ptrs[i], &snapshot);
+	copy_ms = rlsched_elapsed_ms(&start);
+
+	if ((rlsched_score_batch(engine, now, &snapshot.cluster, jobs, n,
+				 scores, factors) != RLSCHED_OK) ||
+	    (rlsched_engine_get_info(engine, &inf) != RLSCHED_OK)) {
+		_fault("site_factor_p_update", rlsched_last_error(engine));
+		goto done;
+	}
+	_success();
+	enforce = (inf.mode == RLSCHED_MODE_ENFORCE);
+	detail = _want_detail(&inf);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t site_factor = NICE_OFFSET + factors[i];
+
+		if (job_ptrs[i]->site_factor != site_factor)
+			changed++;
+		if (detail)
+			info("%s: %pJ score %.6g site factor %u (was %"PRId64")%s",
+			     plugin_type, job_ptrs[i], scores[i], factors[i],
+			     (int64_t) job_ptrs[i]->site_factor -
+			     (int64_t) NICE_OFFSET,
+			     enforce ? "" : " (shadow: not applied)");
+		if (enforce)
+			job_ptrs[i]->site_factor = site_factor;
+	}
+	update_cnt++;
+	total_ms = rlsched_elapsed_ms(&start);
+	/* Shadow mode exists to be read: always one info line per cycle */
+	if ((total_ms > RLSCHED_SLOW_UPDATE_MS) || !enforce)
+		info("%s: update scored %zu pending jobs in %.2f ms (copy %.2f ms) with %s, %zu site factors %s",
+		     plugin_type, n, total_ms, copy_ms, inf.scorer, changed,
+		     enforce ? "changed" : "would change (shadow)");
+	else
+		debug("%s: update scored %zu pending jobs in %.2f ms (copy %.2f ms) with %s, %zu site factors %s",
+		      plugin_type, n, total_ms, copy_ms, inf.scorer, changed,
+		      enforce ? "changed" : "would change (shadow)");
+done:
+	slurm_mutex_unlock(&rlsched_lock);
+}

@@ -1,0 +1,483 @@
+// The C ABI end to end: engines from config files, batched scoring against the policy runtime called directly,
+// fallbacks, hot reload, refusals, counters, and the job_submit mapping.
+#include "rlsched/rlsched.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capi/engine.h"
+#include "capi_fixtures.h"
+#include "rlsched/policy/torchscript_scorer.h"
+#include "rlsched/site_factor.h"
+
+namespace rlsched {
+namespace {
+
+using testing::PrivateDir;
+
+/// Collects log lines from the engine's callback.
+struct LogLines {
+  std::mutex mutex;
+  std::vector<std::pair<int, std::string>> lines;
+
+  static void callback(void* ctx, int level, const char* line) {
+    auto* self = static_cast<LogLines*>(ctx);
+    std::lock_guard<std::mutex> lock(self->mutex);
+    self->lines.emplace_back(level, line);
+  }
+  int count(const std::string& substring, int level = -1) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return static_cast<int>(std::count_if(lines.begin(), lines.end(), [&](const auto& l) {
+      return (level < 0 || l.first == level) && l.second.find(substring) != std::string::npos;
+    }));
+  }
+  std::string all() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::string out;
+    for (const auto& l : lines) out += std::to_string(l.first) + ": " + l.second + "\n";
+    return out;
+  }
+};
+
+struct Engine {
+  rlsched_engine* engine = nullptr;
+  ~Engine() { rlsched_engine_destroy(engine); }
+};
+
+rlsched_engine_options options(const std::string& config, LogLines& log, uint32_t flags = 0) {
+  rlsched_engine_options o{};
+  o.abi_version = RLSCHED_ABI_VERSION;
+  o.config_path = config.c_str();
+  o.log = &LogLines::callback;
+  o.log_ctx = &log;
+  o.flags = flags | RLSCHED_ENGINE_NO_RELOAD_THREAD;
+  return o;
+}
+
+/// A small heterogeneous cluster: partitions h200 (16, 8 idle), a100 (8 idle), npu (8 idle), cpu.
+struct Cluster {
+  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2}};
+  std::vector<rlsched_accel> a100 = {{"gpu", "a100", 8, 8, 8, 1}};
+  std::vector<rlsched_accel> npu = {{"npu", "910b", 8, 8, 8, 1}};
+  std::vector<rlsched_accel> all = {
+      {"gpu", "h200", 16, 8, 8, 2}, {"gpu", "a100", 8, 8, 8, 1}, {"npu", "910b", 8, 8, 8, 1}};
+  std::vector<rlsched_partition> parts;
+  rlsched_cluster cluster{};
+
+  Cluster() {
+    parts = {{"h200", 1, 128, 64, 2, 2 * 86400, h200.data(), 1},
+             {"a100", 1, 64, 64, 1, 3 * 86400, a100.data(), 1},
+             {"npu", 1, 96, 96, 1, 3 * 86400, npu.data(), 1},
+             {"cpu", 1, 64, 64, 1, 0, nullptr, 0}};
+    cluster = {
+        352, 288, 5, all.data(), static_cast<int32_t>(all.size()), parts.data(), static_cast<int32_t>(parts.size())};
+  }
+};
+
+std::vector<rlsched_job> pending_jobs(int n, int64_t now) {
+  std::vector<rlsched_job> jobs(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    rlsched_job& j = jobs[static_cast<std::size_t>(i)];
+    j.job_id = static_cast<uint32_t>(i + 1);
+    j.state = RLSCHED_JOB_PENDING;
+    j.submit_time = now - 86400 + 60 * i;
+    j.time_limit = 600 + 60 * (i % 50);
+    j.cpus = 1 + i % 16;
+    j.nodes = 1;
+    if (i % 3 == 0) {
+      j.accelerators = 1 + i % 8;
+      j.gres = "gpu";
+      j.gres_type = (i % 2) ? "a100" : nullptr;
+    }
+    j.age_factor = (i % 10) / 10.0;
+    j.fairshare_factor = 0.5;
+    j.partition = i % 4;
+  }
+  return jobs;
+}
+
+TEST_CASE("engine creation fails cleanly and says why", "[capi]") {
+  PrivateDir dir;
+  LogLines log;
+  rlsched_engine* engine = reinterpret_cast<rlsched_engine*>(0x1);
+
+  CHECK(rlsched_engine_create(nullptr, &engine) == RLSCHED_EINVAL);
+  CHECK(engine == nullptr);
+  CHECK(rlsched_engine_create(nullptr, nullptr) == RLSCHED_EINVAL);
+
+  const std::string missing = dir.file("missing.yaml");
+  rlsched_engine_options o = options(missing, log);
+  CHECK(rlsched_engine_create(&o, &engine) == RLSCHED_ECONFIG);
+  CHECK(engine == nullptr);
+  CHECK_THAT(rlsched_last_error(nullptr), Catch::Contains("missing.yaml: cannot stat config file"));
+
+  const std::string bad = dir.write("bad.yaml", "mode: enforce\nfallback: nope\n");
+  o = options(bad, log);
+  CHECK(rlsched_engine_create(&o, &engine) == RLSCHED_ECONFIG);
+  CHECK_THAT(rlsched_last_error(nullptr), Catch::Contains("bad.yaml:2: fallback 'nope' is not a scorer"));
+
+  const std::string good = dir.write("good.yaml", "mode: enforce\n");
+  o = options(good, log);
+  o.abi_version = RLSCHED_ABI_VERSION + 1;
+  CHECK(rlsched_engine_create(&o, &engine) == RLSCHED_EINVAL);
+  CHECK_THAT(rlsched_last_error(nullptr), Catch::Contains("abi_version"));
+
+  // NULL engines and arguments never crash
+  rlsched_engine_destroy(nullptr);
+  CHECK(rlsched_engine_reconfigure(nullptr) == RLSCHED_EINVAL);
+  CHECK(rlsched_engine_check_model(nullptr) == RLSCHED_EINVAL);
+  CHECK(rlsched_score_batch(nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr) == RLSCHED_EINVAL);
+  CHECK(rlsched_score_one(nullptr, 0, nullptr, nullptr, nullptr, nullptr) == RLSCHED_EINVAL);
+  CHECK(rlsched_submit_map(nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr) == RLSCHED_EINVAL);
+  rlsched_submit_result_free(nullptr);
+  CHECK(std::string(rlsched_last_error(nullptr)).find("NULL") != std::string::npos);
+}
+
+TEST_CASE("a batch is scored in one call and mapped to rank shares", "[capi]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string config = dir.write("rlsched.yaml", "mode: enforce\nfallback: fcfs\nscore_scale: 1000\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+
+  rlsched_engine_info info{};
+  REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+  CHECK(info.mode == RLSCHED_MODE_ENFORCE);
+  CHECK(info.score_scale == 1000);
+  CHECK(std::string(info.scorer) == "fcfs");
+
+  Cluster c;
+  const int64_t now = 1'700'000'000;
+  std::vector<rlsched_job> jobs = pending_jobs(10, now);
+  std::vector<double> scores(jobs.size());
+  std::vector<uint32_t> factors(jobs.size());
+  REQUIRE(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), factors.data()) ==
+          RLSCHED_OK);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    CHECK(scores[i] == -static_cast<double>(jobs[i].submit_time));  // fcfs
+    CHECK(factors[i] == 900 - 100 * i);                             // 9 - i of 10 score lower
+  }
+  // A new job ranks against the last batch.
+  rlsched_job newest = jobs[0];
+  newest.submit_time = now;
+  double score = 0;
+  uint32_t factor = 77;
+  REQUIRE(rlsched_score_one(e.engine, now, &c.cluster, &newest, &score, &factor) == RLSCHED_OK);
+  CHECK(factor == 0);
+  newest.submit_time = now - 10 * 86400;
+  REQUIRE(rlsched_score_one(e.engine, now, &c.cluster, &newest, &score, &factor) == RLSCHED_OK);
+  CHECK(factor == 1000);
+
+  // Empty batches and NULL outputs are fine; running jobs are a caller error that leaves outputs untouched.
+  CHECK(rlsched_score_batch(e.engine, now, &c.cluster, nullptr, 0, nullptr, nullptr) == RLSCHED_OK);
+  jobs[3].state = RLSCHED_JOB_RUNNING;
+  std::fill(factors.begin(), factors.end(), 12345u);
+  CHECK(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), nullptr, factors.data()) ==
+        RLSCHED_EINVAL);
+  CHECK_THAT(rlsched_last_error(e.engine), Catch::Contains("jobs[3] (job 4) is not pending"));
+  CHECK(factors[0] == 12345u);
+  rlsched_cluster broken = c.cluster;
+  broken.partitions = nullptr;
+  CHECK(rlsched_score_batch(e.engine, now, &broken, jobs.data(), 1, nullptr, nullptr) == RLSCHED_EINVAL);
+
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.score_calls == 4);
+  CHECK(counters.jobs_scored == 10 + 1 + 1 + 0);
+  CHECK(counters.fallback_calls == 4);  // no model configured: the fallback serves every call
+  CHECK(counters.errors == 2);
+}
+
+TEST_CASE("the features the engine builds are the schema's inputs", "[capi]") {
+  config::PluginConfig config;
+  config.accelerator_types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}, {"910b", "npu", 0.8, {}}};
+  Cluster c;
+  const int64_t now = 1'700'000'000;
+  rlsched_job j{};
+  j.job_id = 5;
+  j.submit_time = now - 3600;
+  j.begin_time = now - 600;  // eligible 10 min ago
+  j.time_limit = 7200;
+  j.cpus = 8;
+  j.nodes = 1;
+  j.accelerators = 4;
+  j.gres = "gpu";
+  j.gres_type = "a100";
+  j.restarts = 2;
+  j.checkpointable = 1;
+  j.age_factor = 1.5;  // clamped
+  j.qos_factor = 0.25;
+  j.partition = 1;  // a100: 8 idle
+  const PendingJob p = capi::to_pending_job(j, c.cluster, config, now);
+  CHECK(p.wait == 600);
+  CHECK(p.time_limit == 7200);
+  CHECK(p.accelerators == 4);
+  CHECK(p.accel_speed == Approx(0.5));             // a100 (1.0) / fastest h200 (2.0)
+  CHECK(p.idle_accel_share == Approx(8.0 / 8.0));  // 8 idle a100 in its partition / 8 in the cluster
+  CHECK(p.fits_now);
+  CHECK(p.restarts == 2);
+  CHECK(p.checkpointable);
+  CHECK(p.age_factor == 1.0);
+  CHECK(p.qos_factor == 0.25);
+
+  j.gres_type = nullptr;  // any gpu type: the fastest allowed is h200
+  j.partition = 0;        // h200: 8 idle of 16
+  const PendingJob any = capi::to_pending_job(j, c.cluster, config, now);
+  CHECK(any.accel_speed == Approx(1.0));
+  CHECK(any.idle_accel_share == Approx(8.0 / 24.0));  // 8 idle in h200 / 24 gpus in the cluster
+
+  j.accelerators = 0;
+  j.time_limit = 0;  // unknown: the partition's MaxTime
+  const PendingJob cpu = capi::to_pending_job(j, c.cluster, config, now);
+  CHECK(cpu.accel_speed == 1.0);
+  CHECK(cpu.idle_accel_share == 0.0);
+  CHECK(cpu.time_limit == 2 * 86400);
+}
+
+TEST_CASE("a model scores exactly as the policy runtime does", "[capi][model]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string model = dir.model("policy.pt", 42);
+  const std::string config = dir.write("rlsched.yaml", "mode: shadow\nmodel: " + model +
+                                                           "\nfallback: fcfs\nscore_scale: 100000\n"
+                                                           "accelerator_types:\n"
+                                                           "  - {name: h200, gres: gpu, speed: 2.0}\n"
+                                                           "  - {name: a100, gres: gpu, speed: 1.0}\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  CHECK(log.count("loaded model " + model, RLSCHED_LOG_INFO) == 1);
+  rlsched_engine_info info{};
+  REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+  CHECK(std::string(info.scorer) == "model:" + model);
+  CHECK(info.mode == RLSCHED_MODE_SHADOW);
+
+  Cluster c;
+  const int64_t now = 1'700'000'000;
+  const std::vector<rlsched_job> jobs = pending_jobs(500, now);
+  std::vector<double> scores(jobs.size());
+  std::vector<uint32_t> factors(jobs.size());
+  REQUIRE(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), factors.data()) ==
+          RLSCHED_OK);
+
+  // The same jobs through the runtime directly.
+  auto direct = policy::make_policy_scorer("model:" + model);
+  REQUIRE(direct.ok());
+  auto parsed = config::load_plugin_config(config);
+  REQUIRE(parsed.ok());
+  std::vector<PendingJob> pending;
+  for (const rlsched_job& j : jobs) pending.push_back(capi::to_pending_job(j, c.cluster, *parsed, now));
+  ScoringContext context;
+  context.now = now;
+  context.total_cpus = c.cluster.cpus_total;
+  context.idle_cpus = c.cluster.cpus_idle;
+  context.total_nodes = c.cluster.nodes_total;
+  context.total_accelerators = 32;
+  context.pending_jobs = static_cast<int>(jobs.size());
+  std::vector<double> expected(jobs.size());
+  (*direct)->score(context, pending, expected);
+  for (std::size_t i = 0; i < jobs.size(); ++i) CHECK(scores[i] == expected[i]);
+  std::vector<double> sorted;
+  std::vector<uint32_t> expected_factors(jobs.size());
+  site_factors_of(expected, 100000, sorted, expected_factors.data());
+  CHECK(factors == expected_factors);
+
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.model_loads == 1);
+  CHECK(counters.fallback_calls == 0);
+}
+
+TEST_CASE("a corrupt model: logged once, the fallback serves, a good file is picked up", "[capi][model]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string model = dir.write("policy.pt", "not a model");
+  const std::string config =
+      dir.write("rlsched.yaml", "mode: enforce\nmodel: " + model + "\nfallback: fcfs\nscore_scale: 1000\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+
+  Cluster c;
+  const int64_t now = 1'700'000'000;
+  const std::vector<rlsched_job> jobs = pending_jobs(10, now);
+  std::vector<uint32_t> factors(jobs.size());
+  for (int k = 0; k < 3; ++k) {
+    REQUIRE(rlsched_engine_check_model(e.engine) == RLSCHED_OK);
+    REQUIRE(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), nullptr, factors.data()) ==
+            RLSCHED_OK);
+  }
+  INFO(log.all());
+  CHECK(log.count("serving fallback 'fcfs'", RLSCHED_LOG_ERROR) == 1);
+  CHECK(factors[0] == 900);  // fcfs order
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.model_load_failures == 1);
+  CHECK(counters.fallback_calls == 3);
+  CHECK(counters.model_loads == 0);
+
+  dir.model("policy.pt", 5);  // renamed over the bad one
+  REQUIRE(rlsched_engine_check_model(e.engine) == RLSCHED_OK);
+  CHECK(log.count("loaded model") == 1);
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.model_loads == 1);
+
+  // A second bad version keeps the good model.
+  dir.write("policy.pt", "broken again");
+  REQUIRE(rlsched_engine_check_model(e.engine) == RLSCHED_OK);
+  CHECK(log.count("keeping previous model") == 1);
+  rlsched_engine_info info{};
+  REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+  CHECK(std::string(info.scorer) == "model:" + model);
+}
+
+TEST_CASE("a model file others could write is refused until fixed", "[capi][model][trust]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string model = dir.model("policy.pt", 8);
+  REQUIRE(::chmod(model.c_str(), 0664) == 0);
+  const std::string config = dir.write("rlsched.yaml", "mode: enforce\nmodel: " + model + "\nfallback: sjf\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  for (int k = 0; k < 3; ++k) REQUIRE(rlsched_engine_check_model(e.engine) == RLSCHED_OK);
+  CHECK(log.count("refusing model file writable by group or others (mode 0664)", RLSCHED_LOG_ERROR) == 1);
+  CHECK(log.count("loaded model") == 0);
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.model_untrusted == 1);
+
+  REQUIRE(::chmod(model.c_str(), 0644) == 0);
+  REQUIRE(rlsched_engine_check_model(e.engine) == RLSCHED_OK);
+  CHECK(log.count("loaded model") == 1);
+
+  // TRUST_ANY_FILE (tests only) skips the checks.
+  Engine lax;
+  const std::string open_config = dir.write("open.yaml", "mode: enforce\n", 0666);
+  rlsched_engine_options lo = options(open_config, log, RLSCHED_ENGINE_TRUST_ANY_FILE);
+  CHECK(rlsched_engine_create(&lo, &lax.engine) == RLSCHED_OK);
+}
+
+TEST_CASE("reconfigure applies a good file and keeps the old settings on a bad one", "[capi]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string config = dir.write("rlsched.yaml", "mode: shadow\nfallback: fcfs\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  rlsched_engine_info info{};
+
+  dir.write("rlsched.yaml", "mode: enforce\nfallback: sjf\nscore_scale: 50\n");
+  REQUIRE(rlsched_engine_reconfigure(e.engine) == RLSCHED_OK);
+  REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+  CHECK(info.mode == RLSCHED_MODE_ENFORCE);
+  CHECK(info.score_scale == 50);
+  CHECK(std::string(info.scorer) == "sjf");
+
+  dir.write("rlsched.yaml", "mode: shadow\nscore_scale: -1\n");
+  CHECK(rlsched_engine_reconfigure(e.engine) == RLSCHED_ECONFIG);
+  CHECK_THAT(rlsched_last_error(e.engine), Catch::Contains("rlsched.yaml:2: score_scale"));
+  CHECK(log.count("rlsched.yaml:2", RLSCHED_LOG_ERROR) == 0);  // returned, not logged: the caller logs it
+  REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+  CHECK(info.mode == RLSCHED_MODE_ENFORCE);
+  CHECK(info.score_scale == 50);
+}
+
+TEST_CASE("the reload thread picks up a new model by itself", "[capi][model]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string model = dir.file("policy.pt");
+  const std::string config = dir.write("rlsched.yaml", "model: " + model + "\nreload_check_interval: 1s\n");
+  rlsched_engine_options o = options(config, log);
+  o.flags = 0;  // with the thread
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  CHECK(log.count("serving fallback 'multifactor'") == 1);  // not there yet
+  dir.model("policy.pt", 3);
+  for (int i = 0; i < 100 && log.count("loaded model") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(log.count("loaded model") == 1);
+  // Scoring concurrently with the thread is safe.
+  Cluster c;
+  const std::vector<rlsched_job> jobs = pending_jobs(50, 1'700'000'000);
+  for (int k = 0; k < 20; ++k)
+    REQUIRE(rlsched_score_batch(e.engine, 1'700'000'000, &c.cluster, jobs.data(), jobs.size(), nullptr, nullptr) ==
+            RLSCHED_OK);
+}
+
+TEST_CASE("submit mapping through the C ABI", "[capi][submit]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string config = dir.write("rlsched.yaml",
+                                       "accelerator_types:\n"
+                                       "  - {name: h200, gres: gpu, speed: 2.0}\n"
+                                       "  - {name: a100, gres: gpu, speed: 1.0}\n"
+                                       "  - {name: 910b, gres: npu, speed: 0.8}\n"
+                                       "gres_equivalence: [[gpu, npu]]\n"
+                                       "placement:\n  record: comment\n");
+  rlsched_engine_options o = options(config, log, RLSCHED_ENGINE_NO_POLICY);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  Cluster c;
+  const int64_t now = 1'700'000'000;
+
+  rlsched_submit job{};
+  job.tres_per_node = "gres:gpu:4";
+  job.time_limit = 3600;
+  rlsched_submit_result r{};
+  REQUIRE(rlsched_submit_map(e.engine, now, &c.cluster, nullptr, 0, &job, &r) == RLSCHED_OK);
+  CHECK(r.action == RLSCHED_SUBMIT_MODIFIED);
+  CHECK(std::string(r.tres_per_node) == "gres:gpu:h200:4");
+  CHECK(std::string(r.partition) == "h200");
+  CHECK(r.record == RLSCHED_RECORD_COMMENT);
+  CHECK(r.predicted_run == Approx(1800));
+  CHECK_THAT(r.message, Catch::StartsWith("rlsched: gpu:4 -> gpu:h200:4"));
+  rlsched_submit_result_free(&r);
+  CHECK(r.message == nullptr);
+
+  // The queue: 40 pending 8-h200 jobs of 10 h each in partition h200 push the choice to a100.
+  std::vector<rlsched_job> queue(40);
+  for (auto& q : queue) {
+    q.state = RLSCHED_JOB_PENDING;
+    q.accelerators = 8;
+    q.gres = "gpu";
+    q.gres_type = "h200";
+    q.time_limit = 36000;
+    q.partition = 0;
+  }
+  REQUIRE(rlsched_submit_map(e.engine, now, &c.cluster, queue.data(), queue.size(), &job, &r) == RLSCHED_OK);
+  CHECK(std::string(r.tres_per_node) == "gres:gpu:a100:4");
+  rlsched_submit_result_free(&r);
+
+  job.tres_per_node = "gres:gpu:100";
+  REQUIRE(rlsched_submit_map(e.engine, now, &c.cluster, nullptr, 0, &job, &r) == RLSCHED_OK);
+  CHECK(r.action == RLSCHED_SUBMIT_REJECTED);
+  CHECK_THAT(r.message, Catch::Contains("no partition has 100 gpu"));
+  rlsched_submit_result_free(&r);
+
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(e.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.placements == 2);
+  CHECK(counters.rejections == 1);
+
+  // A placement-only engine refuses to score.
+  rlsched_job one{};
+  CHECK(rlsched_score_one(e.engine, now, &c.cluster, &one, nullptr, nullptr) == RLSCHED_EINVAL);
+}
+
+TEST_CASE("site factors are rank shares", "[capi]") {
+  std::vector<double> sorted;
+  std::vector<uint32_t> out(5);
+  site_factors_of({3.0, 1.0, 2.0, 2.0, 5.0}, 100, sorted, out.data());
+  CHECK(out == std::vector<uint32_t>{60, 0, 20, 20, 80});  // ties share a value; the best gets (n-1)/n
+  CHECK(site_factor_of(10.0, sorted, 100) == 100);
+  CHECK(site_factor_of(0.0, sorted, 100) == 0);
+  CHECK(site_factor_of(1.0, {}, 100) == 0);
+}
+
+}  // namespace
+}  // namespace rlsched

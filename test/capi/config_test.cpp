@@ -1,0 +1,165 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "capi_fixtures.h"
+#include "rlsched/plugin_config.h"
+
+namespace rlsched::config {
+namespace {
+
+using rlsched::testing::PrivateDir;
+
+TEST_CASE("an empty config gives every default", "[config]") {
+  auto c = parse_plugin_config("", "rlsched.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->mode == Mode::kShadow);  // shadow first: a new install never changes priorities by itself
+  CHECK(c->model.empty());
+  CHECK(c->fallback == "multifactor");
+  CHECK(c->score_scale == 10000);
+  CHECK(c->reload_check_interval == 30);
+  CHECK(c->placement.enabled);
+  CHECK(c->placement.map_typeless);
+  CHECK(c->placement.map_any_of);
+  CHECK_FALSE(c->placement.retype_typed);
+  CHECK(c->placement.record == RecordField::kAdminComment);
+}
+
+TEST_CASE("a full config is read key by key", "[config]") {
+  const char* text = R"(mode: enforce
+model: /etc/slurm/rlsched/policy.pt
+fallback: wfp3
+score_scale: 100000
+debug: yes
+reload_check_interval: 5m
+accelerator_types:
+  - {name: h200, gres: gpu, speed: 2.0}
+  - {name: a100, gres: gpu}
+  - name: 910b
+    gres: npu
+    speed: 0.8
+gres_equivalence: [[gpu, npu]]
+placement:
+  enabled: true
+  map_typeless: false
+  map_any_of: true
+  retype_typed: true
+  reject_impossible: false
+  partitions: [h200, a100]
+  record: comment
+  default_time_limit: 2h
+)";
+  auto c = parse_plugin_config(text, "rlsched.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->mode == Mode::kEnforce);
+  CHECK(c->model == "/etc/slurm/rlsched/policy.pt");
+  CHECK(c->fallback == "wfp3");
+  CHECK(c->score_scale == 100000);
+  CHECK(c->debug);
+  CHECK(c->reload_check_interval == 300);
+  REQUIRE(c->accelerator_types.size() == 3);
+  CHECK(c->speed_of("gpu", "h200") == 2.0);
+  CHECK(c->speed_of("gpu", "a100") == 1.0);
+  CHECK(c->speed_of("npu", "910b") == 0.8);
+  CHECK(c->speed_of("gpu", "v100") == 1.0);  // not configured
+  CHECK(c->gres_equivalent("gpu", "npu"));
+  CHECK(c->gres_equivalent("npu", "npu"));
+  CHECK_FALSE(c->gres_equivalent("gpu", "fpga"));
+  CHECK_FALSE(c->placement.map_typeless);
+  CHECK(c->placement.retype_typed);
+  CHECK_FALSE(c->placement.reject_impossible);
+  CHECK(c->placement.partitions == std::vector<std::string>{"h200", "a100"});
+  CHECK(c->placement.record == RecordField::kComment);
+  CHECK(c->placement.default_time_limit == 7200);
+}
+
+TEST_CASE("config errors name the line and what to do", "[config]") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"mode: enforced\n", "rlsched.yaml:1: mode must be enforce or shadow (got 'enforced')"},
+      {"mode: shadow\nscore_scael: 5\n", "rlsched.yaml:2: unknown key 'score_scael' (known keys: mode, model"},
+      {"model: policy.pt\n", "rlsched.yaml:1: model must be an absolute path (got 'policy.pt')"},
+      {"fallback: lottery\n", "rlsched.yaml:1: fallback 'lottery' is not a scorer (known: fcfs, sjf"},
+      {"score_scale: 0\n", "rlsched.yaml:1: score_scale must be in [1, 1000000000] (got 0)"},
+      {"score_scale: ten\n", "rlsched.yaml:1: score_scale must be a whole number (got 'ten')"},
+      {"debug: maybe\n", "rlsched.yaml:1: debug must be true or false (got 'maybe')"},
+      {"reload_check_interval: soon\n", "rlsched.yaml:1: reload_check_interval must be a duration"},
+      {"accelerator_types:\n  - {name: h200, gres: gpu, speed: -1}\n",
+       "rlsched.yaml:2: accelerator_types[0].speed must be > 0 (got -1)"},
+      {"accelerator_types:\n  - {name: h200}\n", "rlsched.yaml:2: accelerator_types[0].gres is missing"},
+      {"accelerator_types:\n  - {name: h200, gres: gpu, sped: 2}\n",
+       "rlsched.yaml:2: unknown key 'accelerator_types[0].sped'"},
+      {"accelerator_types:\n  - {name: h200, gres: gpu}\n  - {name: h200, gres: gpu}\n",
+       "rlsched.yaml:3: accelerator_types[1]: type gpu:h200 is listed twice"},
+      {"accelerator_types:\n  - {name: 'a|b', gres: gpu}\n", "may not contain"},
+      {"gres_equivalence: [[gpu]]\n", "rlsched.yaml:1: gres_equivalence[0] must name at least two GRES names"},
+      {"gres_equivalence: [[gpu, npu], [npu, fpga]]\n", "GRES 'npu' is already in an earlier group"},
+      {"placement:\n  record: squeue\n",
+       "rlsched.yaml:2: placement.record must be admin_comment, comment or none (got 'squeue')"},
+      {"placement:\n  partitions: h200\n", "rlsched.yaml:2: placement.partitions must be a list of names"},
+      {"placement:\n  map_any_of: maybe\n", "rlsched.yaml:2: placement.map_any_of must be true or false (got 'maybe')"},
+      {"placement:\n  default_time_limit: 0\n", "placement.default_time_limit must be > 0"},
+      {"placement:\n  mapping: yes\n", "rlsched.yaml:2: unknown key 'placement.mapping' (known keys of placement:"},
+      {"mode: [enforce\n", "rlsched.yaml:"},  // YAML syntax: yaml-cpp's own message, with a line
+      {"- a\n- b\n", "rlsched.yaml:1: the file must be a mapping of keys to values"},
+      {"mode: enforce\nmode: shadow\n", "rlsched.yaml:2: key 'mode' appears twice"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    auto parsed = parse_plugin_config(c.text, "rlsched.yaml");
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.status().message(), Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("the shipped example config is valid", "[config]") {
+  auto c = load_plugin_config(RLSCHED_SOURCE_DIR "/slurm_conf_examples/rlsched.yaml", {/*require_private=*/false});
+  REQUIRE(c.ok());
+  CHECK(c->mode == Mode::kShadow);
+  CHECK(c->find_type("h200", "gpu"));
+  CHECK(c->find_type("910b", "npu"));
+}
+
+TEST_CASE("config and model files others could write are refused", "[config][trust]") {
+  PrivateDir dir;
+  const std::string good = dir.write("rlsched.yaml", "mode: enforce\n", 0644);
+  CHECK(load_plugin_config(good).ok());
+  CHECK(check_trusted_file(good, "config file").ok());
+
+  const std::string world = dir.write("world.yaml", "mode: enforce\n", 0666);
+  auto refused = load_plugin_config(world);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("refusing config file writable by group or others (mode 0666); run chmod go-w"));
+  CHECK(load_plugin_config(world, {/*require_private=*/false}).ok());
+
+  const std::string group = dir.write("group.yaml", "mode: enforce\n", 0620);
+  CHECK_FALSE(load_plugin_config(group).ok());
+
+  auto missing = load_plugin_config(dir.file("none.yaml"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.status().message(), Catch::Contains("none.yaml: cannot stat config file"));
+
+  SECTION("a folder others can write is refused too") {
+    REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+    auto in_open_dir = load_plugin_config(good);
+    REQUIRE_FALSE(in_open_dir.ok());
+    CHECK_THAT(in_open_dir.status().message(), Catch::Contains("in a folder writable by group or others"));
+    REQUIRE(::chmod(dir.path().c_str(), 0700) == 0);
+  }
+  SECTION("a file owned by another user is refused (root only: chown)") {
+    if (::geteuid() != 0) return;  // only root can give files away
+    REQUIRE(::chown(good.c_str(), 65534, 65534) == 0);
+    auto foreign = load_plugin_config(good);
+    REQUIRE_FALSE(foreign.ok());
+    CHECK_THAT(foreign.status().message(), Catch::Contains("refusing config file owned by uid 65534"));
+  }
+}
+
+}  // namespace
+}  // namespace rlsched::config

@@ -1,0 +1,213 @@
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "rlsched/placement.h"
+
+namespace rlsched::placement {
+namespace {
+
+AcceleratorPool pool(std::string gres, std::string type, int total, int idle, int per_node = 8, double pending = 0,
+                     double running = 0) {
+  AcceleratorPool p;
+  p.gres = std::move(gres);
+  p.type = std::move(type);
+  p.total = total;
+  p.idle = idle;
+  p.max_per_node = per_node;
+  p.nodes = per_node > 0 ? total / per_node : 0;
+  p.pending_work = pending;
+  p.running_work = running;
+  return p;
+}
+
+PartitionState part(std::string name, std::vector<AcceleratorPool> pools, Seconds max_time = 0) {
+  PartitionState p;
+  p.name = std::move(name);
+  p.pools = std::move(pools);
+  p.max_time = max_time;
+  return p;
+}
+
+Options speeds() {
+  Options o;
+  o.types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}, {"910b", "npu", 0.8, {}}};
+  o.gres_equivalence = {{"gpu", "npu"}};
+  return o;
+}
+
+Request gpus(int count, std::vector<std::string> types = {}, Seconds limit = 3600) {
+  Request r;
+  r.count = count;
+  r.gres = "gpu";
+  r.types = std::move(types);
+  r.time_limit = limit;
+  return r;
+}
+
+TEST_CASE("placement picks the earliest predicted completion", "[placement]") {
+  struct Case {
+    const char* what;
+    std::vector<PartitionState> parts;
+    Request request;
+    Options options;
+    bool placed;
+    const char* partition;  // placed: expected partition; else a substring of the reason
+    const char* type;
+  };
+  const std::vector<Case> cases = {
+      {"idle fast type wins",
+       {part("h200", {pool("gpu", "h200", 16, 16)}), part("a100", {pool("gpu", "a100", 16, 16)})},
+       gpus(4),
+       speeds(),
+       true,
+       "h200",
+       "h200"},
+      {"a queue on the fast type makes the slow one finish first",
+       // h200: 16 x 8 h of pending work ahead = 8 h wait; a100 idle: 1 h run
+       {part("h200", {pool("gpu", "h200", 16, 16, 8, 16 * 8 * 3600.0)}), part("a100", {pool("gpu", "a100", 16, 16)})},
+       gpus(4),
+       speeds(),
+       true,
+       "a100",
+       "a100"},
+      {"busy fast type: wait for running jobs vs run slower now",
+       // h200 fully busy, running jobs have 2 h left on average: 4 short -> 4 * 2 h / 16 = 30 min + 30 min run
+       // = 1 h, a100 idle: 1 h run. Tie on completion -> the faster type.
+       {part("h200", {pool("gpu", "h200", 16, 0, 8, 0, 16 * 7200.0)}), part("a100", {pool("gpu", "a100", 16, 16)})},
+       gpus(4),
+       speeds(),
+       true,
+       "h200",
+       "h200"},
+      {"any-of restricts the types",
+       {part("h200", {pool("gpu", "h200", 16, 16)}), part("a100", {pool("gpu", "a100", 16, 16)}),
+        part("npu", {pool("npu", "910b", 16, 16)})},
+       gpus(2, {"a100", "910b"}),
+       speeds(),
+       true,
+       "a100",
+       "a100"},
+      {"equivalent GRES: npu when every gpu is taken for days",
+       {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}), part("npu", {pool("npu", "910b", 8, 8)})},
+       gpus(4),
+       speeds(),
+       true,
+       "npu",
+       "910b"},
+      {"no equivalence declared: gpu stays gpu however long the wait",
+       {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}), part("npu", {pool("npu", "910b", 8, 8)})},
+       gpus(4),
+       Options{speeds().types, {}, 3600},
+       true,
+       "h200",
+       "h200"},
+      {"the same nodes in two partitions: the smaller partition on a tie",
+       {part("all", {pool("gpu", "h200", 16, 16), pool("gpu", "a100", 8, 8)}), part("h200", {pool("gpu", "h200", 8, 8)})},
+       gpus(2),
+       speeds(),
+       true,
+       "h200",
+       "h200"},
+      {"per-node counts must fit one node",
+       {part("big", {pool("gpu", "h200", 16, 16, 4)}), part("a100", {pool("gpu", "a100", 8, 8, 8)})},
+       [] {
+         Request r = gpus(8);
+         r.per_node = 8;
+         r.nodes = 1;
+         return r;
+       }(),
+       speeds(),
+       true,
+       "a100",
+       "a100"},
+      {"the user's partitions bound the choice",
+       {part("h200", {pool("gpu", "h200", 16, 16)}), part("a100", {pool("gpu", "a100", 16, 16)})},
+       [] {
+         Request r = gpus(4);
+         r.partitions = {"a100"};
+         return r;
+       }(),
+       speeds(),
+       true,
+       "a100",
+       "a100"},
+      {"too many accelerators anywhere",
+       {part("h200", {pool("gpu", "h200", 16, 16)}), part("a100", {pool("gpu", "a100", 8, 8)})},
+       gpus(64),
+       speeds(),
+       false,
+       "no partition has 64 gpu (any type); most is 16 gpu:h200 in partition h200",
+       nullptr},
+      {"an unknown type",
+       {part("h200", {pool("gpu", "h200", 16, 16)})},
+       gpus(1, {"h300"}),
+       speeds(),
+       false,
+       "no partition has 1 gpu of type h300",
+       nullptr},
+      {"time limit above every MaxTime",
+       {part("h200", {pool("gpu", "h200", 16, 16)}, 86400), part("a100", {pool("gpu", "a100", 16, 16)}, 2 * 86400)},
+       gpus(4, {}, 3 * 86400),
+       speeds(),
+       false,
+       "exceeds MaxTime of every partition",
+       nullptr},
+      {"a partition that does not accept jobs",
+       {[] {
+         PartitionState p = part("h200", {pool("gpu", "h200", 16, 16)});
+         p.accepts_jobs = false;
+         return p;
+       }()},
+       gpus(4),
+       speeds(),
+       false,
+       "no partition has 4 gpu",
+       nullptr},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    const Decision d = place(c.request, c.parts, c.options);
+    REQUIRE(d.placed == c.placed);
+    if (c.placed) {
+      CHECK(d.partition_name == c.partition);
+      CHECK(d.type == c.type);
+      CHECK(d.reason.find(c.partition) != std::string::npos);
+    } else {
+      CHECK_THAT(d.reason, Catch::Contains(c.partition));
+    }
+  }
+}
+
+TEST_CASE("predicted wait and run follow the documented model", "[placement]") {
+  // 16 h200, 4 idle, 12 busy with 12 * 3 h left, 2 h of queued work on 8 accelerators.
+  const std::vector<PartitionState> parts = {
+      part("h200", {pool("gpu", "h200", 16, 4, 8, 8 * 7200.0, 12 * 3 * 3600.0)})};
+  const Decision d = place(gpus(6, {}, 7200), parts, speeds());
+  REQUIRE(d.placed);
+  // wait = (pending + shortage * mean_remaining) / total = (57600 + 2 * 10800) / 16
+  CHECK(d.wait == Approx((57600.0 + 2 * 10800.0) / 16));
+  CHECK(d.run == Approx(7200.0 / 2.0));
+  REQUIRE(d.candidates.size() == 1);
+  CHECK(d.candidates[0].feasible);
+}
+
+TEST_CASE("no time limit: the partition's MaxTime, else the default", "[placement]") {
+  const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 8, 8)}, 4 * 3600)};
+  CHECK(place(gpus(1, {}, 0), parts, speeds()).run == Approx(4 * 3600 / 2.0));
+  const std::vector<PartitionState> unlimited = {part("h200", {pool("gpu", "h200", 8, 8)})};
+  CHECK(place(gpus(1, {}, 0), unlimited, speeds()).run == Approx(3600 / 2.0));
+}
+
+TEST_CASE("durations in reasons read naturally", "[placement]") {
+  CHECK(format_duration(0) == "0 s");
+  CHECK(format_duration(45) == "45 s");
+  CHECK(format_duration(600) == "10 min");
+  CHECK(format_duration(9000) == "2.5 h");
+  CHECK(format_duration(3 * 86400) == "3.0 d");
+  CHECK(format_duration(-1) == "?");
+}
+
+}  // namespace
+}  // namespace rlsched::placement

@@ -1,0 +1,45 @@
+/*****************************************************************************\
+ *  slurm_stubs.h - a fake slurmctld for loading the rlsched plugins outside
+ *  it (as Slurm's test24.1 does for priority/multifactor): weak definitions
+ *  of every slurmctld and libslurmfull symbol the plugins use, plus helpers
+ *  that build job, node and partition records and capture log lines.
+\*****************************************************************************/
+
+#ifndef RLSCHED_SLURM_STUBS_H
+#define RLSCHED_SLURM_STUBS_H
+
+#include "slurm_compat.h"
+
+/* Lists (List is opaque to the plugins; this is the harness's own) */
+extern List stub_list_create(void);
+extern void stub_list_append(List l, void *item);
+extern void stub_list_clear(List l);
+extern void stub_list_destroy(List l);
+
+/* Bitmaps: b[0] = number of bits, then the bits */
+extern bitstr_t *stub_bit_alloc(int nbits);
+extern void stub_bit_set(bitstr_t *b, int bit);
+
+/* Captured log lines (every level), newest last */
+extern void stub_log_reset(void);
+extern int stub_log_count(const char *substring);
+extern int stub_log_count_level(int level, const char *substring);
+extern void stub_log_dump(void);
+extern int stub_quiet;	/* 1: do not echo log lines to stderr */
+
+/* Cluster building */
+extern node_record_t *stub_add_node(const char *name, int cpus,
+				    const char *gres, const char *type,
+				    int count, int alloc);
+extern part_record_t *stub_add_part(const char *name, int first_node,
+				    int last_node, uint32_t max_time_min);
+extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
+				  part_record_t *part, time_t submit,
+				  uint32_t time_limit_min, uint32_t cpus,
+				  const char *gres, const char *type,
+				  uint64_t count);
+extern void stub_job_set_running(job_record_t *job_ptr, int node,
+				 uint16_t cpus, time_t end);
+extern void stub_reset_cluster(void);
+
+#endif
