@@ -75,7 +75,8 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--reference", c.reference, "Heuristic whose cost normalises rewards and validation figures")
       ->capture_default_str();
   app.add_option("--teacher", c.teacher,
-                 "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic")
+                 "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic; "
+                 "one for all traces or one per trace, comma-separated (search,search,sjf)")
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();

@@ -52,7 +52,7 @@ nlohmann::json training_record(const ExportInfo& info) {
                      {"p99_wait", r.p99_wait}, {"objective_cost", r.cost}});
   return {{"data", data},
           {"protocol",
-           {{"simulator", "rlscheduler compat (whole nodes, commit to the queue head)"},
+           {{"simulator", "rlscheduler compat (one CPU per node, commit to the queue head)"},
             {"backfill", sim::to_string(c.backfill)},
             {"sequence_length", c.sequence_length},
             {"visible_queue", c.visible_queue}}},
@@ -99,7 +99,8 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                       t.train_end, t.prepared.jobs.size() - t.train_end, t.prepared.nodes, t.prepared.procs_per_node);
   md += fmt::format(
       "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
-      "RLScheduler's semantics (whole nodes, the chosen job is the queue head), backfill `{}`. At each decision the "
+      "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "
+      "chosen job is the queue head), backfill `{}`. At each decision the "
       "policy samples a job among the {} oldest waiting ones from the softmax of its scores. Each job costs its {}{}; "
       "rewards are costs divided by the cost of the reference heuristic `{}` on the same sequence.\n\n",
       c.sequence_length, sim::to_string(c.backfill), c.visible_queue,

@@ -183,23 +183,34 @@ class Trainer {
   }
 
  private:
-  /// The teachers, one per trace: a built-in heuristic (the same for all), or the best rule of the area family on
-  /// that trace's training sequences. Traces differ in what works (SJF-like rules on COARE, area rules with ageing
-  /// on RICC), and one network imitating each trace's best rule starts better than one imitating a compromise.
+  /// The teachers, one per trace (config.teacher: one spec for all traces, or a comma-separated spec per trace):
+  /// a built-in heuristic, or "search", the best rule of the area family on that trace's training sequences.
+  /// Traces differ in what works (SJF-like rules on COARE, area rules on RICC), and one network imitating each
+  /// trace's best rule starts better than one imitating a compromise.
   Result<std::vector<std::unique_ptr<Scorer>>> teachers() {
-    std::vector<std::unique_ptr<Scorer>> out;
-    if (config_.teacher != "search") {
-      teacher_ = config_.teacher;
-      for (std::size_t t = 0; t < traces_.size(); ++t) {
-        auto scorer = make_scorer(config_.teacher);
-        if (!scorer.ok()) return scorer.status();
-        out.push_back(std::move(scorer).value());
-      }
-      return out;
+    std::vector<std::string> specs;
+    for (std::size_t from = 0;;) {
+      const std::size_t comma = config_.teacher.find(',', from);
+      specs.push_back(config_.teacher.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
     }
+    if (specs.size() != 1 && specs.size() != traces_.size())
+      return Status::InvalidInput(fmt::format("--teacher '{}': give one teacher, or one per trace ({} traces)",
+                                              config_.teacher, traces_.size()));
     constexpr std::size_t kSearchSequences = 24;
+    std::vector<std::unique_ptr<Scorer>> out;
     teacher_.clear();
     for (std::size_t t = 0; t < traces_.size(); ++t) {
+      const std::string& spec = specs.size() == 1 ? specs[0] : specs[t];
+      const std::string trace = std::filesystem::path(traces_[t].path).filename().string();
+      if (spec != "search") {
+        auto scorer = make_scorer(spec);
+        if (!scorer.ok()) return Status::InvalidInput(fmt::format("--teacher: {}", scorer.status().message()));
+        teacher_ += fmt::format("{}{}: {}", t ? "; " : "", trace, spec);
+        out.push_back(std::move(scorer).value());
+        continue;
+      }
       std::vector<Sequence> sequences;
       for (std::size_t i = 0; i < kSearchSequences; ++i) {
         std::mt19937_64 rng = stream(config_.seed, ~1ull - t, i);
@@ -209,9 +220,8 @@ class Trainer {
       parallel_for(sequences.size(), threads_,
                    [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
       Teacher best = search_teacher(sequences, costs, backfill_, cost_, threads_);
-      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {} training sequences)", t ? "; " : "",
-                              std::filesystem::path(traces_[t].path).filename().string(), best.description, best.cost_ratio, config_.reference,
-                              kSearchSequences);
+      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {} training sequences)", t ? "; " : "", trace,
+                              best.description, best.cost_ratio, config_.reference, kSearchSequences);
       out.push_back(std::move(best.scorer));
     }
     return out;

@@ -42,7 +42,7 @@ struct TrainConfig {
   Seconds starvation_threshold = 86400;
   std::string reference = "f1";          ///< heuristic whose cost normalises rewards
   /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
-  /// part, see teacher.h), or a built-in heuristic's name.
+  /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;             ///< behaviour-cloning passes before PPO; 0 = start at random
   std::vector<int> hidden{32, 32};
