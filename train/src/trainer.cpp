@@ -252,11 +252,19 @@ class Trainer {
     return Status::Ok();
   }
 
+  /// A sequence from a trace drawn at random.
   Sequence sample(std::mt19937_64& rng) const {
-    return sample_in(traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)], rng);
+    return start_in(traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)], rng);
   }
 
+  /// A sequence from trace t. It draws (and ignores) a trace index first, as sample() does: a single-trace run then
+  /// sees the same random streams whether its sequences come from here or from sample().
   Sequence sample_in(const TraceSplit& t, std::mt19937_64& rng) const {
+    std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
+    return start_in(t, rng);
+  }
+
+  Sequence start_in(const TraceSplit& t, std::mt19937_64& rng) const {
     const std::size_t last_start = t.train_end - config_.sequence_length;
     return Sequence{&t.prepared, std::uniform_int_distribution<std::size_t>(0, last_start)(rng),
                     config_.sequence_length};
