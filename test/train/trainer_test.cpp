@@ -144,6 +144,44 @@ TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a
   CHECK(learned < 0.8 * chance);
 }
 
+// --select-on-slurm: the figure the trainer selects on is the saved model's average bounded slowdown over the
+// held-back jobs in the Slurm model, relative to the reference's; recomputed here from the model file.
+TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the held-back jobs") {
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+  TrainConfig c;
+  c.traces = {trace};
+  c.select_on_slurm = true;
+  c.imitation_epochs = 2;
+  c.epochs = 2;
+  c.episodes_per_epoch = 8;
+  c.sequence_length = 256;
+  c.validation_sequences = 1;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.output = std::string(P_tmpdir) + "/rlsched_select_on_slurm.pt";
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+
+  auto model = policy::make_policy_scorer("model:" + c.output);
+  REQUIRE(model.ok());
+  auto reference = make_scorer(c.reference);
+  REQUIRE(reference.ok());
+  auto workload = io::read_swf(trace);
+  REQUIRE(workload.ok());
+  Workload held_back = *workload;  // Lublin-1: every job is usable, the last 20% are held back
+  held_back.jobs.assign(workload->jobs.begin() + static_cast<std::ptrdiff_t>(workload->jobs.size() * 8 / 10),
+                        workload->jobs.end());
+  sim::EvaluationOptions options;
+  auto learned = sim::evaluate_policy(held_back, nullptr, **model, options);
+  auto ref = sim::evaluate_policy(held_back, nullptr, **reference, options);
+  REQUIRE(learned.ok());
+  REQUIRE(ref.ok());
+  const double ratio = learned->metrics.avg_bsld / ref->metrics.avg_bsld;
+  INFO("recomputed " << ratio << ", reported " << result->best_validation_cost_ratio);
+  CHECK(result->best_validation_cost_ratio == Approx(ratio).epsilon(0.02));
+}
+
 TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   TrainConfig c;

@@ -74,6 +74,9 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--reference", c.reference, "Heuristic whose cost normalises rewards and validation figures")
       ->capture_default_str();
+  app.add_flag("--select-on-slurm", c.select_on_slurm,
+               "Validate (select the model, stop early) in the Slurm model over each trace's held-back jobs instead "
+               "of the training simulator's held-back sequences");
   app.add_option("--teacher", c.teacher,
                  "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic; "
                  "one for all traces or one per trace, comma-separated (search,search,sjf)")

@@ -67,7 +67,8 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"entropy_coef", c.entropy_coef},
             {"imitation_epochs", c.imitation_epochs},
             {"teacher", info.result.teacher},
-            {"reference", c.reference}}},
+            {"reference", c.reference},
+            {"selected_on", c.select_on_slurm ? "slurm model, held-back jobs" : "training simulator, held-back sequences"}}},
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
@@ -119,9 +120,17 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
       info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
   md += fmt::format(
       "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, same "
-      "simulator and backfill. Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n",
-      c.validation_sequences, c.sequence_length, c.reference, info.result.initial_validation_cost_ratio,
-      info.result.best_validation_cost_ratio);
+      "simulator and backfill, as in the table below. ",
+      c.validation_sequences, c.sequence_length);
+  md += c.select_on_slurm
+            ? fmt::format("The model was selected in the Slurm model over each trace's held-back jobs "
+                          "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
+                          "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
+                          "below).\n\n",
+                          c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
+                          c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
+            : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
+                          info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
   md += "| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) |\n|---|---|---|---|\n";
   for (const ValidationRow& r : info.table)
     md += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} |\n", r.policy, r.avg_bsld, r.avg_wait, r.p99_wait);
@@ -161,12 +170,7 @@ std::string protocol_evaluations(const ExportInfo& info) {
       table(fmt::format("{}: RLScheduler's protocol (10 x 1,024 jobs), backfill {}", t.path, sim::to_string(b)),
             t.workload, o);
     }
-    Workload held_back;
-    held_back.report = t.workload.report;
-    held_back.max_nodes = t.workload.max_nodes;
-    held_back.max_procs = t.workload.max_procs;
-    for (std::size_t i = t.train_end; i < t.prepared.jobs.size(); ++i)
-      held_back.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
+    const Workload held_back = held_back_workload(t);
     sim::EvaluationOptions o;
     o.sim.backfill = info.config.backfill;
     table(fmt::format("{}: full Slurm model over the {} held-back jobs, backfill {}", t.path, held_back.jobs.size(),

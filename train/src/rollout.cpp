@@ -160,6 +160,16 @@ std::size_t GreedyPolicy::choose(const ScoringContext& context, const std::vecto
   return static_cast<std::size_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
 }
 
+void PlainMlpScorer::score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
+                           std::vector<double>& out) const {
+  rows_.resize(jobs.size() * features::kFeatureCount);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    features::extract_all(jobs[i], context, rows_.data() + i * features::kFeatureCount);
+  logits_.resize(jobs.size());
+  policy_.forward(rows_.data(), jobs.size(), logits_.data(), scratch_);
+  for (std::size_t i = 0; i < jobs.size(); ++i) out[i] = logits_[i];
+}
+
 Episode run_policy(const Sequence& s, const PlainMlp& policy, bool backfill, bool greedy, std::size_t visible,
                    const CostModel& cost, double reference, std::mt19937_64& rng) {
   Episode episode;

@@ -78,6 +78,20 @@ class GreedyPolicy final : public sim::DecisionMaker {
   std::vector<float> rows_, logits_, scratch_;
 };
 
+/// The network as a Scorer (one instance per thread: it keeps its buffers), for evaluations in the Slurm model.
+class PlainMlpScorer final : public Scorer {
+ public:
+  explicit PlainMlpScorer(const PlainMlp& policy) : policy_(policy) {}
+  std::string_view name() const override { return "learned"; }
+  bool is_static() const override { return false; }
+  void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
+             std::vector<double>& out) const override;
+
+ private:
+  const PlainMlp& policy_;
+  mutable std::vector<float> rows_, logits_, scratch_;
+};
+
 /// Runs the reference heuristic and records, for imitation, which visible job it chose at each decision.
 Episode run_imitation(const Sequence& sequence, const Scorer& reference, bool backfill, std::size_t visible);
 

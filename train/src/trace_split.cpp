@@ -37,4 +37,14 @@ Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& confi
   return t;
 }
 
+Workload held_back_workload(const TraceSplit& t) {
+  Workload held_back;
+  held_back.report = t.workload.report;
+  held_back.max_nodes = t.workload.max_nodes;
+  held_back.max_procs = t.workload.max_procs;
+  for (std::size_t i = t.train_end; i < t.prepared.jobs.size(); ++i)
+    held_back.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
+  return held_back;
+}
+
 }  // namespace rlsched::train

@@ -95,6 +95,12 @@ class Trainer {
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
     });
+    if (config_.select_on_slurm) {
+      for (const TraceSplit& t : traces_) held_back_.push_back(held_back_workload(t));
+      held_back_reference_.resize(held_back_.size());
+      parallel_for(held_back_.size(), threads_,
+                   [&](std::size_t i) { held_back_reference_[i] = slurm_metric(held_back_[i], *reference_); });
+    }
   }
 
   Result<TrainResult> run(const std::function<void(const TrainProgress&)>& progress) {
@@ -283,7 +289,31 @@ class Trainer {
   }
 
   /// Mean over validation sequences of the greedy policy's cost / the reference's cost.
+  /// The objective's metric for `scorer` over `workload` in the Slurm model (lower is better).
+  double slurm_metric(const Workload& workload, const Scorer& scorer) const {
+    sim::EvaluationOptions options;
+    options.sim.backfill = config_.backfill;
+    auto r = sim::evaluate_policy(workload, nullptr, scorer, options);
+    if (!r.ok()) return 1.0;  // too few jobs to evaluate: a neutral ratio
+    switch (config_.objective) {
+      case Objective::kWait: return std::max(r->metrics.avg_wait, 1e-9);
+      case Objective::kUtilization: return 1.0 / std::max(r->metrics.utilization, 1e-9);
+      default: return std::max(r->metrics.avg_bsld, 1e-9);
+    }
+  }
+
   double validate() {
+    if (config_.select_on_slurm) {
+      const PlainMlp plain = nets_->to_plain();
+      std::vector<double> ratio(held_back_.size());
+      parallel_for(held_back_.size(), threads_, [&](std::size_t i) {
+        const PlainMlpScorer learned(plain);
+        ratio[i] = slurm_metric(held_back_[i], learned) / held_back_reference_[i];
+      });
+      double sum = 0;
+      for (double r : ratio) sum += r;
+      return held_back_.empty() ? 1.0 : sum / static_cast<double>(held_back_.size());
+    }
     const PlainMlp plain = nets_->to_plain();
     std::vector<double> ratio(validation_.size());
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
@@ -409,6 +439,8 @@ class Trainer {
   torch::optim::Adam optimizer_;
   std::vector<Sequence> validation_;
   std::vector<double> validation_reference_;
+  std::vector<Workload> held_back_;          ///< with select_on_slurm: each trace's held-back jobs
+  std::vector<double> held_back_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_ = 1.0;
   State best_state_;
   std::string teacher_;

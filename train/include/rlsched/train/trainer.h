@@ -41,6 +41,10 @@ struct TrainConfig {
   double starvation_penalty = 0;
   Seconds starvation_threshold = 86400;
   std::string reference = "f1";          ///< heuristic whose cost normalises rewards
+  /// Where validation (model selection, early stopping) runs: false = the training simulator on the held-back
+  /// sequences; true = the Slurm model over each trace's held-back jobs, on the objective's metric (average bounded
+  /// slowdown or wait) relative to the reference's.
+  bool select_on_slurm = false;
   /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
   /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
