@@ -463,3 +463,29 @@ extern double rlsched_elapsed_ms(const struct timespec *start)
 	return (double) (now.tv_sec - start->tv_sec) * 1e3 +
 	       (double) (now.tv_nsec - start->tv_nsec) / 1e6;
 }
+
+extern const char *rlsched_config_path(void)
+{
+	if (slurm_conf.site_factor_params && slurm_conf.site_factor_params[0])
+		return slurm_conf.site_factor_params;
+	return "/etc/slurm/rlsched.yaml";
+}
+
+extern void rlsched_fault(rlsched_faults_t *faults, const char *type,
+			  const char *what, const char *consequence,
+			  const char *why)
+{
+	faults->total++;
+	if (faults->in_row++ == 0)
+		error("%s: %s failed, %s (logged once until it works again; %"PRIu64" faults so far): %s",
+		      type, what, consequence, faults->total, why);
+}
+
+extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type)
+{
+	if (faults->in_row) {
+		info("%s: working again after %"PRIu64" consecutive faults",
+		     type, faults->in_row);
+		faults->in_row = 0;
+	}
+}

@@ -75,4 +75,23 @@ extern void rlsched_engine_options_weights(rlsched_engine_options *opts);
 /* Seconds since an earlier clock_gettime(CLOCK_MONOTONIC) value. */
 extern double rlsched_elapsed_ms(const struct timespec *start);
 
+/* The rlsched.yaml both plugins read: PrioritySiteFactorParameters, else
+ * /etc/slurm/rlsched.yaml */
+extern const char *rlsched_config_path(void);
+
+/* A plugin's faults: all counted, logged once per run of consecutive ones
+ * (a fault inside slurmctld must neither crash it nor flood its log) */
+typedef struct {
+	uint64_t total;
+	uint64_t in_row;
+} rlsched_faults_t;
+
+/* Counts a fault of `what`; logs it, with `consequence` (what the plugin
+ * does instead), only if it is the first since the plugin last worked */
+extern void rlsched_fault(rlsched_faults_t *faults, const char *type,
+			  const char *what, const char *consequence,
+			  const char *why);
+/* The plugin worked: logs the end of a run of faults */
+extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type);
+
 #endif /* RLSCHED_SLURM_H */

@@ -27,7 +27,6 @@ RLSCHED_EXPORT const char plugin_name[] = "rlsched job_submit: accelerator type 
 RLSCHED_EXPORT const char plugin_type[] = "job_submit/rlsched";
 RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-#define RLSCHED_DEFAULT_CONFIG "/etc/slurm/rlsched.yaml"
 
 static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
 static rlsched_engine *engine = NULL;
@@ -46,31 +45,16 @@ static size_t n_queue = 0;
 static bool queue_valid = false;
 static uint32_t queue_uid = 0;
 
-static uint64_t fault_cnt = 0;
-static uint64_t faults_in_row = 0;
-
-static const char *_config_path(void)
-{
-	if (slurm_conf.site_factor_params && slurm_conf.site_factor_params[0])
-		return slurm_conf.site_factor_params;
-	return RLSCHED_DEFAULT_CONFIG;
-}
+static rlsched_faults_t faults;
 
 static void _fault(const char *what, const char *why)
 {
-	fault_cnt++;
-	if (faults_in_row++ == 0)
-		error("%s: %s failed, jobs pass unchanged (logged once until it works again; %"PRIu64" faults so far): %s",
-		      plugin_type, what, fault_cnt, why);
+	rlsched_fault(&faults, plugin_type, what, "jobs pass unchanged", why);
 }
 
 static void _success(void)
 {
-	if (faults_in_row) {
-		info("%s: working again after %"PRIu64" consecutive faults",
-		     plugin_type, faults_in_row);
-		faults_in_row = 0;
-	}
+	rlsched_fault_cleared(&faults, plugin_type);
 }
 
 /* True when the config file differs from the one last read (or vanished) */
@@ -78,7 +62,7 @@ static bool _config_changed(void)
 {
 	struct stat st;
 
-	if (stat(_config_path(), &st) != 0)
+	if (stat(rlsched_config_path(), &st) != 0)
 		return config_size != -1;
 	return (st.st_size != config_size) ||
 	       (st.st_mtim.tv_sec != config_mtime.tv_sec) ||
@@ -89,7 +73,7 @@ static void _remember_config(void)
 {
 	struct stat st;
 
-	if (stat(_config_path(), &st) == 0) {
+	if (stat(rlsched_config_path(), &st) == 0) {
 		config_mtime = st.st_mtim;
 		config_size = st.st_size;
 	} else {
@@ -115,16 +99,16 @@ static void _refresh_engine(void)
 	if (engine) {
 		/* Once per version of the file: it is re-read on change only */
 		if (rlsched_engine_reconfigure(engine) != RLSCHED_OK) {
-			fault_cnt++;
+			faults.total++;
 			error("%s: %s changed: keeping the previous settings: %s",
-			      plugin_type, _config_path(),
+			      plugin_type, rlsched_config_path(),
 			      rlsched_last_error(engine));
 		} else {
 			_success();
 		}
 		return;
 	}
-	opts.config_path = _config_path();
+	opts.config_path = rlsched_config_path();
 	if (rlsched_engine_create(&opts, &engine) != RLSCHED_OK) {
 		engine = NULL;
 		_fault("loading the config", rlsched_last_error(NULL));
@@ -136,7 +120,7 @@ extern RLSCHED_EXPORT int init(void)
 	slurm_mutex_lock(&rlsched_lock);
 	_refresh_engine();
 	if (engine)
-		info("%s: loaded, config %s", plugin_type, _config_path());
+		info("%s: loaded, config %s", plugin_type, rlsched_config_path());
 	slurm_mutex_unlock(&rlsched_lock);
 	return SLURM_SUCCESS;	/* a bad config leaves jobs unchanged */
 }
@@ -148,7 +132,7 @@ extern RLSCHED_EXPORT int fini(void)
 	slurm_mutex_lock(&rlsched_lock);
 	if (engine && (rlsched_engine_get_counters(engine, &c) == RLSCHED_OK))
 		info("%s: unloading; %"PRIu64" jobs mapped, %"PRIu64" rejected, %"PRIu64" plugin faults",
-		     plugin_type, c.placements, c.rejections, fault_cnt);
+		     plugin_type, c.placements, c.rejections, faults.total);
 	rlsched_engine_destroy(engine);
 	engine = NULL;
 	config_size = -1;

@@ -26,7 +26,6 @@ RLSCHED_EXPORT const char plugin_name[] = "rlsched site factor: learned ranking 
 RLSCHED_EXPORT const char plugin_type[] = "site_factor/rlsched";
 RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-#define RLSCHED_DEFAULT_CONFIG "/etc/slurm/rlsched.yaml"
 #define RLSCHED_SLOW_UPDATE_MS 5.0
 /* Jobs ahead whose records site_factor_p_update prefetches */
 #define RLSCHED_PREFETCH_AHEAD 8
@@ -43,33 +42,17 @@ static uint32_t *factors = NULL;
 static double *scores = NULL;
 static size_t job_cap = 0;
 
-/* Faults: counted; logged once per run of consecutive faults */
-static uint64_t fault_cnt = 0;
-static uint64_t faults_in_row = 0;
+static rlsched_faults_t faults;
 static uint64_t update_cnt = 0;
-
-static const char *_config_path(void)
-{
-	if (slurm_conf.site_factor_params && slurm_conf.site_factor_params[0])
-		return slurm_conf.site_factor_params;
-	return RLSCHED_DEFAULT_CONFIG;
-}
 
 static void _fault(const char *what, const char *why)
 {
-	fault_cnt++;
-	if (faults_in_row++ == 0)
-		error("%s: %s failed, site factors left unchanged (logged once until it works again; %"PRIu64" faults so far): %s",
-		      plugin_type, what, fault_cnt, why);
+	rlsched_fault(&faults, plugin_type, what, "site factors left unchanged", why);
 }
 
 static void _success(void)
 {
-	if (faults_in_row) {
-		info("%s: working again after %"PRIu64" consecutive faults",
-		     plugin_type, faults_in_row);
-		faults_in_row = 0;
-	}
+	rlsched_fault_cleared(&faults, plugin_type);
 }
 
 /* Builds the engine from the config; NULL (logged, counted) on failure */
@@ -77,7 +60,7 @@ static rlsched_engine *_create_engine(void)
 {
 	rlsched_engine_options opts = {
 		.abi_version = RLSCHED_ABI_VERSION,
-		.config_path = _config_path(),
+		.config_path = rlsched_config_path(),
 		.log = rlsched_slurm_log,
 		.log_ctx = (void *) plugin_type,
 	};
@@ -123,7 +106,7 @@ extern RLSCHED_EXPORT int fini(void)
 		info("%s: unloading; %"PRIu64" scoring calls, %"PRIu64" served by the fallback, %"PRIu64" model loads, %"PRIu64" refused, %"PRIu64" plugin faults",
 		     plugin_type, c.score_calls, c.fallback_calls,
 		     c.model_loads, c.model_load_failures + c.model_untrusted,
-		     fault_cnt);
+		     faults.total);
 	rlsched_engine_destroy(engine);
 	engine = NULL;
 	rlsched_snapshot_free(&snapshot);
@@ -148,7 +131,7 @@ extern RLSCHED_EXPORT void site_factor_p_reconfig(void)
 			_success();
 	} else if (rlsched_engine_reconfigure(engine) != RLSCHED_OK) {
 		/* An admin's action: answer every time, not once */
-		fault_cnt++;
+		faults.total++;
 		error("%s: reconfigure: keeping the previous settings: %s",
 		      plugin_type, rlsched_last_error(engine));
 	} else {
