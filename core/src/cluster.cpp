@@ -100,6 +100,9 @@ Status validate(const Cluster& cluster) {
       if (!(s > 0) || !std::isfinite(s))
         return Status::InvalidInput(
             fmt::format("accelerator type '{}': speed for class '{}' must be > 0 (got {})", t.name, cls, s));
+    if (!(t.count_scale > 0) || !std::isfinite(t.count_scale))
+      return Status::InvalidInput(
+          fmt::format("accelerator type '{}': count_scale must be > 0 (got {})", t.name, t.count_scale));
   }
   return Status::Ok();
 }

@@ -308,6 +308,8 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 	req.min_nodes = (int32_t) _or_zero(job_desc->min_nodes);
 	req.num_tasks = (int32_t) _or_zero(job_desc->num_tasks);
 	req.time_limit = (int64_t) _or_zero(job_desc->time_limit) * 60;
+	req.job_name = job_desc->name;
+	req.account = job_desc->account;
 
 	seen = n_queue;
 	if (rlsched_submit_map(engine, time(NULL), &snapshot.cluster, queue,

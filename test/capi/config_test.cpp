@@ -105,6 +105,34 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"placement:\n  map_any_of: maybe\n", "rlsched.yaml:2: placement.map_any_of must be true or false (got 'maybe')"},
       {"placement:\n  default_time_limit: 0\n", "placement.default_time_limit must be > 0"},
       {"placement:\n  mapping: yes\n", "rlsched.yaml:2: unknown key 'placement.mapping' (known keys of placement:"},
+      {"accelerator_types:\n  - {name: h200, gres: gpu, count_scale: 0}\n",
+       "rlsched.yaml:2: accelerator_types[0].count_scale must be > 0 and <= 1024 (got 0)"},
+      // Speed tables: zero, negative and non-numeric speeds, unknown types, missing parts, each with its line.
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
+       "    speeds: {h200: 0}\n",
+       "rlsched.yaml:5: job_classes[0].speeds.h200 must be > 0 (got 0)"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
+       "    speeds:\n      h200: -2\n",
+       "rlsched.yaml:6: job_classes[0].speeds.h200 must be > 0 (got -2)"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
+       "    speeds:\n      h200: fast\n",
+       "rlsched.yaml:6: job_classes[0].speeds.h200 must be a number (got 'fast')"},
+      {"accelerator_types: [{name: h200, gres: gpu}, {name: a100, gres: gpu}]\njob_classes:\n  - name: llm\n"
+       "    match: {job_name: 'llama*'}\n    speeds:\n      h200: 2\n      h100: 1.5\n",
+       "rlsched.yaml:7: job_classes[0]: unknown accelerator type 'h100' (accelerator_types lists h200, a100)"},
+      {"job_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n    speeds: {h200: 2}\n",
+       "rlsched.yaml:2: job_classes needs accelerator_types"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    speeds: {h200: 2}\n",
+       "rlsched.yaml:3: job_classes[0].match is missing"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {}\n"
+       "    speeds: {h200: 2}\n",
+       "rlsched.yaml:4: job_classes[0].match needs a non-empty job_name, account or user pattern"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {partition: x}\n"
+       "    speeds: {h200: 2}\n",
+       "rlsched.yaml:4: unknown key 'job_classes[0].match.partition'"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - {name: a, match: {user: u}, speeds: {h200: 2}}\n"
+       "  - {name: a, match: {user: v}, speeds: {h200: 3}}\n",
+       "rlsched.yaml:4: job_classes[1]: job class 'a' is listed twice"},
       {"mode: [enforce\n", "rlsched.yaml:"},  // YAML syntax: yaml-cpp's own message, with a line
       {"- a\n- b\n", "rlsched.yaml:1: the file must be a mapping of keys to values"},
       {"mode: enforce\nmode: shadow\n", "rlsched.yaml:2: key 'mode' appears twice"},
@@ -115,6 +143,39 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
     REQUIRE_FALSE(parsed.ok());
     CHECK_THAT(parsed.status().message(), Catch::Contains(c.message));
   }
+}
+
+TEST_CASE("job classes: first match wins, speeds per type, missing types fall back with a warning", "[config]") {
+  auto c = parse_plugin_config(R"(accelerator_types:
+  - {name: h200, gres: gpu, speed: 2.0}
+  - {name: a100, gres: gpu, speed: 1.0}
+  - {name: 910b, gres: npu, speed: 0.8, count_scale: 2}
+job_classes:
+  - name: llm
+    match: {job_name: 'llama*', account: nlp}
+    speeds: {h200: 2.6, a100: 1.0, 910b: 0.7}
+  - name: vision
+    match: {job_name: 'resnet*'}
+    speeds: {h200: 1.4, a100: 1.0}
+)",
+                               "rlsched.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->classify("llama-7b", "nlp", "alice") == "llm");
+  CHECK(c->classify("llama-7b", "vision-team", "alice").empty());  // every pattern must match
+  CHECK(c->classify("resnet50", "nlp", "bob") == "vision");
+  CHECK(c->classify("bert", "nlp", "bob").empty());
+  const AcceleratorType* h200 = c->find_type("h200", "gpu");
+  const AcceleratorType* npu = c->find_type("910b", "npu");
+  REQUIRE(h200);
+  REQUIRE(npu);
+  CHECK(h200->speed_for("llm") == 2.6);
+  CHECK(h200->speed_for("vision") == 1.4);
+  CHECK(h200->speed_for("") == 2.0);
+  CHECK(npu->count_scale == 2.0);
+  // vision gives no 910b speed: the type's default, and one warning that says where.
+  CHECK(npu->speed_for("vision") == 0.8);
+  REQUIRE(c->warnings.size() == 1);
+  CHECK(c->warnings[0] == "rlsched.yaml:11: job class 'vision' gives no speed for 910b: the type's speed 0.8 is used");
 }
 
 TEST_CASE("the shipped example config is valid", "[config]") {

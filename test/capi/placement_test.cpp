@@ -193,6 +193,68 @@ TEST_CASE("predicted wait and run follow the documented model", "[placement]") {
   CHECK(d.candidates[0].feasible);
 }
 
+TEST_CASE("a job class's own speeds decide where it runs", "[placement]") {
+  // Default speeds say h200 is twice the a100; for class "sparse" the two are equal. With 30 min of queued work on
+  // the h200 the default job still goes there (0.5 + 0.5 h < 1 h), the sparse job goes to the idle a100.
+  Options o = speeds();
+  o.types[0].class_speed["sparse"] = 1.0;
+  const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 16, 16, 8, 16 * 1800.0)}),
+                                             part("a100", {pool("gpu", "a100", 16, 16)})};
+  Request r = gpus(4);
+  CHECK(place(r, parts, o).type == "h200");
+  r.job_class = "sparse";
+  const Decision d = place(r, parts, o);
+  CHECK(d.type == "a100");
+  CHECK(d.run == Approx(3600.0));
+  r.job_class = "unknown-class";  // no entry: the type's default speed
+  CHECK(place(r, parts, o).type == "h200");
+}
+
+TEST_CASE("count scales: 4 H200 stand for 8 of a type with count_scale 2", "[placement]") {
+  Options o = speeds();
+  o.types[2].count_scale = 2.0;  // 910b
+  // Every gpu taken for days: the typeless request moves to npu and asks for twice as many.
+  const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}),
+                                             part("npu", {pool("npu", "910b", 16, 16)})};
+  Decision d = place(gpus(4), parts, o);
+  REQUIRE(d.placed);
+  CHECK(d.type == "910b");
+  CHECK(d.count == 8);
+  // A typed h200 request re-mapped keeps the ratio: h200 has scale 1, so 3 h200 -> 6 910b.
+  Request typed = gpus(3);
+  typed.count_type = "h200";
+  CHECK(place(typed, parts, o).count == 6);
+  // Per-node counts scale too, and a pool too small for the scaled count is not feasible.
+  Request per_node = gpus(6, {"910b"});
+  per_node.per_node = 6;  // 12 per node on 910b, whose nodes hold 8
+  d = place(per_node, parts, o);
+  CHECK_FALSE(d.placed);
+  REQUIRE(d.candidates.size() == 1);
+  CHECK(d.candidates[0].why_not == "at most 8 npu:910b per node, job needs 12 per node");
+  CHECK(scaled_count(o, 3, "npu", "910b", "gpu", "h200") == 2);  // 3 * 1 / 2 rounded up
+}
+
+TEST_CASE("queue load: pending work drains at the type's speed, running work is what the limit leaves",
+          "[placement]") {
+  const Options o = speeds();
+  std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 16, 16)}),
+                                       part("all", {pool("gpu", "h200", 16, 16), pool("gpu", "a100", 48, 48)})};
+  QueueLoad load(o);
+  load.add_pending("gpu", "h200", 8, 3600);   // 8 x 1 h at speed 2: 14,400 s on h200
+  load.add_pending("gpu", "", 4, 3600);       // typeless: spread over all gpu pools by size
+  load.add_running("gpu", "h200", 2, 7200, 600);  // 2 x (7200 / 2 - 600) = 6,000 s left
+  load.add_running("gpu", "h200", 2, 7200, 4000);  // past its time at speed 2: nothing left
+  load.add_pending("npu", "", 4, 3600);        // no npu pool anywhere: ignored
+  load.apply(parts);
+  // Partition h200: its only gpu pool takes the whole typeless job.
+  CHECK(parts[0].pools[0].pending_work == Approx(8 * 3600 / 2.0 + 4 * 3600 / 2.0));
+  CHECK(parts[0].pools[0].running_work == Approx(6000.0));
+  // Partition all: the typeless job is spread 16:48 over h200 and a100.
+  CHECK(parts[1].pools[0].pending_work == Approx(8 * 3600 / 2.0 + 0.25 * 4 * 3600 / 2.0));
+  CHECK(parts[1].pools[1].pending_work == Approx(0.75 * 4 * 3600 / 1.0));
+  CHECK(parts[1].pools[1].running_work == 0.0);
+}
+
 TEST_CASE("no time limit: the partition's MaxTime, else the default", "[placement]") {
   const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 8, 8)}, 4 * 3600)};
   CHECK(place(gpus(1, {}, 0), parts, speeds()).run == Approx(4 * 3600 / 2.0));

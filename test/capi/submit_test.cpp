@@ -206,5 +206,32 @@ TEST_CASE("the GRES name changes only toward a declared equivalent", "[submit]")
   CHECK(decide_submit(hetero(), busy, bound).tres_per_node.rfind("gres:gpu:", 0) == 0);
 }
 
+TEST_CASE("the job's class picks its speeds; counts scale between types", "[submit]") {
+  config::PluginConfig c = hetero();
+  c.accelerator_types[2].count_scale = 2.0;  // 8 910b stand for 4 gpus
+  c.accelerator_types[0].class_speed["embedding"] = 0.9;  // this class runs no faster on h200 (memory bound)
+  c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}};
+  // h200 has 20 min of queued work: the default job still finishes first there, the embedding job on the idle a100.
+  std::vector<placement::PartitionState> parts = cluster();
+  parts[0].pools[0].pending_work = 16 * 1200.0;
+  rlsched_submit plain = job("gres:gpu:4");
+  plain.job_name = "bert";
+  CHECK(decide_submit(c, parts, plain).tres_per_node == "gres:gpu:h200:4");
+  rlsched_submit emb = job("gres:gpu:4");
+  emb.job_name = "emb-large";
+  const SubmitDecision d = decide_submit(c, parts, emb);
+  CHECK(d.tres_per_node == "gres:gpu:a100:4");
+  CHECK(d.job_class == "embedding");
+  CHECK_THAT(d.message, Catch::Contains("gpu:4 -> gpu:a100:4 (class embedding):"));
+
+  // Every gpu busy for days: the request moves to npu with twice the count, per node and per job alike.
+  parts[0].pools[0].idle = parts[1].pools[0].idle = 0;
+  parts[0].pools[0].pending_work = parts[1].pools[0].pending_work = 16 * 86400.0 * 4;
+  const SubmitDecision npu = decide_submit(c, parts, job("gres:gpu:4"));
+  CHECK(npu.tres_per_node == "gres:npu:910b:8");
+  CHECK(npu.accelerators == 8);
+  CHECK(decide_submit(c, parts, job(nullptr, "gres:gpu:3")).tres_per_job == "gres:npu:910b:6");
+}
+
 }  // namespace
 }  // namespace rlsched::capi

@@ -622,21 +622,23 @@ static int _job_submit_mapping(void)
 }
 
 /* A burst of submits shares one queue snapshot, and each mapped job joins
- * the queue: three 8-GPU jobs go h200, h200 (tie, faster), then a100. */
+ * the queue, which drains at the speed of its type: four 1 h 8-GPU jobs go
+ * h200 (done in 30 min), h200 (45 min), h200 (60 min: a tie with a100,
+ * the faster type wins), then a100 (60 min against 75 on h200). */
 static int _job_submit_burst(void)
 {
 	plugin_t p;
-	job_desc_msg_t *d[3];
+	job_desc_msg_t *d[4];
 	char *err = NULL;
-	const char *want[3] = { "gres:gpu:h200:8", "gres:gpu:h200:8",
-				"gres:gpu:a100:8" };
+	const char *want[4] = { "gres:gpu:h200:8", "gres:gpu:h200:8",
+				"gres:gpu:h200:8", "gres:gpu:a100:8" };
 
 	_cluster();
 	_config(submit_config, 0644);
 	if (_load(&p, "job_submit"))
 		return 1;
 	p.init();
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		d[i] = _desc(NULL, "gres:gpu:8", NULL, 60);
 		CHECK(_submit(&p, d[i], &err) == SLURM_SUCCESS, "submit %d", i);
 		CHECK(!strcmp(d[i]->tres_per_node, want[i]), "job %d: %s, want %s",
@@ -645,7 +647,8 @@ static int _job_submit_burst(void)
 	}
 	CHECK(stub_log_count("over 0 queued jobs") == 1 &&
 	      stub_log_count("over 1 queued jobs") == 1 &&
-	      stub_log_count("over 2 queued jobs") == 1,
+	      stub_log_count("over 2 queued jobs") == 1 &&
+	      stub_log_count("over 3 queued jobs") == 1,
 	      "each decision sees the jobs mapped before it");
 	_unload(&p);
 	return 0;

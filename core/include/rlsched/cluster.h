@@ -15,11 +15,14 @@ namespace rlsched {
 /// An accelerator model (Slurm GRES type): "h200" of GRES "gpu", "910b" of GRES "npu".
 /// Speeds are relative throughput (higher is faster, 1.0 = reference); a job's run time on this type is
 /// reference_run_time / speed. Per-class speeds override the default for jobs whose Job::job_class matches.
+/// count_scale says how many devices of this type stand for one reference accelerator when a request moves between
+/// types (2: a typeless request for 4 gets 8 of this type); 1 for most sites.
 struct AcceleratorType {
   std::string name;
   std::string gres;  ///< GRES name this type belongs to ("gpu", "npu")
   double speed = 1.0;
   std::map<std::string, double> class_speed;
+  double count_scale = 1.0;
 
   double speed_for(const std::string& job_class) const;
 };

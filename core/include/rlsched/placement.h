@@ -1,20 +1,27 @@
 // Placer: "which partition and accelerator type should this job use?" The decision job_submit/rlsched makes for a
 // job that asks for accelerators without a type (--gres=gpu:4, --gpus=4) or with an any-of set (gpu:h200|a100:4).
-// A pure function of the request and a snapshot of the partitions, so that the simulator can make the same
-// decision from its own state.
+// A pure function of the request and a snapshot of the partitions, so that the simulator makes the same decision
+// from its own state (placement "predictive" in rlsched::sim; test/sim/placement_parity_test.cpp checks both agree).
 //
 // Model. For each candidate (partition, GRES, type) pool the job could use, the predicted completion is
-//     wait + run,  run = time_limit / speed(type)   (the time limit is read as the run time at speed 1.0)
+//     wait + run,  run = time_limit / speed(type, job class)   (the time limit is read as the run time at speed 1)
 //     wait = (pending_work + shortage * mean_remaining) / total
-// where pending_work is the accelerator-seconds requested by jobs already queued for that pool (all counted as
+// where pending_work is the accelerator-seconds, on this pool's type, of jobs already queued for it (all counted as
 // ahead of this one: the new job's priority is not known yet), shortage = max(0, count - idle) the accelerators
 // that must first be freed, mean_remaining = running_work / busy the mean time left of the running jobs there, and
-// total the pool's accelerators. An empty, idle pool gives wait 0. The pool with the earliest completion wins; ties
-// go to the faster type, then to the pool with fewer accelerators (the more specific partition), then to the
-// earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by design.
+// total the pool's accelerators. QueueLoad computes both work figures from a job list, at each type's default speed
+// (a queued job's class is not known). An empty, idle pool gives wait 0. The pool with the earliest completion
+// wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition), then
+// to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by design.
+//
+// Counts. A request for `count` accelerators of `count_type` ("" for a typeless or any-of request: reference
+// accelerators) needs ceil(count * count_scale(pool type) / count_scale(count_type)) devices of a pool's type: an
+// admin may declare that 4 H200 stand for 8 of another type (count_scale 1 and 2).
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rlsched/cluster.h"
@@ -49,10 +56,12 @@ struct Request {
   std::vector<std::string> types;       ///< allowed types; empty = any type
   Seconds time_limit = 0;               ///< 0 = not given
   std::vector<std::string> partitions;  ///< allowed partitions; empty = every partition of the snapshot
+  std::string job_class;                ///< speed-table class (config job_classes); empty = per-type speeds
+  std::string count_type;               ///< the type `count` is in (a typed request being re-mapped); empty = reference
 };
 
 struct Options {
-  std::vector<AcceleratorType> types;  ///< speeds; a type not listed has speed 1
+  std::vector<AcceleratorType> types;  ///< speeds and count scales; a type not listed has speed 1 and scale 1
   /// Groups of GRES names that may replace each other ({{"gpu", "npu"}}); a request may move within its group.
   std::vector<std::vector<std::string>> gres_equivalence;
   /// Run time assumed when neither the job nor the partition gives a time limit.
@@ -64,6 +73,7 @@ struct Candidate {
   int partition = -1;  ///< index into the snapshot
   int pool = -1;       ///< index into its pools
   bool feasible = false;
+  int count = 0;    ///< devices of the pool's type the request needs there
   double wait = 0;  ///< seconds (feasible only)
   double run = 0;
   std::string why_not;  ///< when not feasible: "has 8 gpu:h200, job needs 16"
@@ -76,6 +86,8 @@ struct Decision {
   std::string partition_name;
   std::string gres;
   std::string type;
+  int count = 0;       ///< devices of `type` for the whole job (the request's count scaled, see Counts above)
+  int per_node = 0;    ///< devices per node when the request gave a per-node count
   double wait = 0;  ///< predicted seconds until start
   double run = 0;   ///< predicted run time on the chosen type
   /// placed: "gpu:a100 in partition a100: start in ~0 s, run ~1 h (next best gpu:h200 in h200: ~2.5 h)";
@@ -84,6 +96,45 @@ struct Decision {
   std::string reason;
   std::vector<Candidate> candidates;
 };
+
+/// Accelerator work of the jobs already queued and running, summed by what they asked for (a handful of distinct
+/// requests even in a queue of 10,000), then spread over the pools that may serve each request in proportion to
+/// their size, in every partition that has them (partitions overlap: a catch-all partition holds the nodes of the
+/// per-type ones). Work is converted to seconds on each pool's type at the type's default speed.
+class QueueLoad {
+ public:
+  explicit QueueLoad(const Options& options) : options_(options) {}
+  /// A pending job asking `count` accelerators of `gres`, `types` an any-of set "h200|a100" ("" = any type), with
+  /// time limit `limit` (read as its run time at speed 1).
+  void add_pending(std::string_view gres, std::string_view types, int count, double limit);
+  /// A running job on `types` (normally its one allocated type), `elapsed` seconds into its time limit `limit`.
+  void add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed);
+  /// Adds the work to the pools' pending_work and running_work.
+  void apply(std::vector<PartitionState>& partitions) const;
+
+ private:
+  struct Running {
+    double count, limit, elapsed;
+  };
+  struct Work {
+    std::string gres, types;
+    double pending = 0;            // sum of count * limit
+    std::vector<Running> running;  // time left depends on each pool's speed: kept per job
+  };
+  Work& slot(std::string_view gres, std::string_view types);
+  const Options& options_;
+  std::vector<Work> work_;
+  std::string key_;
+  std::map<std::string, std::size_t, std::less<>> index_;
+};
+
+/// `count` accelerators of type `from` (reference accelerators when `from` is empty) as devices of type `to`:
+/// ceil(count * count_scale(to) / count_scale(from)), at least 1 for a positive count.
+int scaled_count(const Options& options, int count, std::string_view gres_from, std::string_view from,
+                 std::string_view gres_to, std::string_view to);
+
+/// Speed of `type` of GRES `gres` for jobs of `job_class` under `options` (1 when the type is not listed).
+double speed_of(const Options& options, std::string_view gres, std::string_view type, const std::string& job_class = {});
 
 /// Chooses where the request completes earliest (see the model above). Never throws for any input.
 Decision place(const Request& request, const std::vector<PartitionState>& partitions, const Options& options);

@@ -39,6 +39,14 @@ struct PlacementConfig {
   Seconds default_time_limit = 3600;
 };
 
+/// A class of jobs with its own accelerator speeds (job_classes in rlsched.yaml). A job belongs to the first class
+/// whose patterns all match (shell globs on the job name, account and user; an absent pattern matches anything).
+/// The speeds themselves live in the types' AcceleratorType::class_speed under the class name.
+struct JobClass {
+  std::string name;
+  std::string job_name, account, user;  ///< fnmatch(3) patterns; empty = any
+};
+
 struct PluginConfig {
   std::string path;  ///< the file read ("" when parsed from text)
 
@@ -61,12 +69,19 @@ struct PluginConfig {
   /// Groups of GRES names whose accelerators a job may use interchangeably, e.g. {{"gpu", "npu"}}: a typeless
   /// gpu request may then be placed on npu:910b. Empty: never change a job's GRES name.
   std::vector<std::vector<std::string>> gres_equivalence;
+  /// Job classes with their own speeds (the speeds are in accelerator_types[].class_speed).
+  std::vector<JobClass> job_classes;
   PlacementConfig placement;
+  /// Accepted but worth a look, one line each with file and line ("rlsched.yaml:31: job class 'bert' gives no
+  /// speed for 910b: the type's speed 0.8 is used"); the plugins log them once at load.
+  std::vector<std::string> warnings;
 
   /// \return the type of that name (and GRES name when given), or nullptr.
   const AcceleratorType* find_type(std::string_view type, std::string_view gres = {}) const;
   /// \return the speed of the type, 1.0 when not configured.
   double speed_of(std::string_view gres, std::string_view type) const;
+  /// \return the name of the first job class matching the job, or "" (the types' default speeds apply).
+  std::string classify(std::string_view job_name, std::string_view account, std::string_view user) const;
   /// \return true when `a` and `b` are the same GRES name or declared equivalent.
   bool gres_equivalent(std::string_view a, std::string_view b) const;
 };

@@ -223,6 +223,8 @@ typedef struct rlsched_submit {
 	int32_t min_nodes;        /* 0 = unset */
 	int32_t num_tasks;        /* 0 = unset */
 	int64_t time_limit;       /* seconds; 0 = unset */
+	const char *job_name;     /* --job-name; with account and user_id it selects the job class (job_classes) */
+	const char *account;
 } rlsched_submit;
 
 #define RLSCHED_SUBMIT_UNCHANGED 0 /* leave the job as it is */

@@ -41,15 +41,6 @@ void for_each_type(std::string_view types, F&& f) {
   }
 }
 
-/// Whether pool (gres, type) may serve a job asking for `gres` with `types` ("" = any type).
-bool pool_allows(const rlsched_accel& pool, std::string_view gres, std::string_view types) {
-  if (view(pool.gres) != gres) return false;
-  if (types.empty()) return true;
-  bool allowed = false;
-  for_each_type(types, [&](std::string_view t) { allowed = allowed || t == view(pool.type); });
-  return allowed;
-}
-
 int c_level(policy::LogLevel level) {
   switch (level) {
     case policy::LogLevel::kDebug:
@@ -68,20 +59,6 @@ Seconds limit_of(const rlsched_job& job, const rlsched_cluster& cluster, Seconds
   if (job.partition >= 0 && job.partition < cluster.n_partitions && cluster.partitions[job.partition].max_time > 0)
     return cluster.partitions[job.partition].max_time;
   return default_limit;
-}
-
-/// Spreads `work` over the pools of a partition that may serve (gres, types), in proportion to their size.
-void add_work(placement::PartitionState& part, const rlsched_partition& cpart, std::string_view gres,
-              std::string_view types, double work, bool pending) {
-  double total = 0;
-  for (int k = 0; k < cpart.n_accel; ++k)
-    if (pool_allows(cpart.accel[k], gres, types)) total += std::max(cpart.accel[k].total, 0);
-  if (total <= 0) return;
-  for (int k = 0; k < cpart.n_accel; ++k) {
-    if (!pool_allows(cpart.accel[k], gres, types)) continue;
-    const double share = work * std::max(cpart.accel[k].total, 0) / total;
-    (pending ? part.pools[k].pending_work : part.pools[k].running_work) += share;
-  }
 }
 
 Status check_cluster(const rlsched_cluster& c) {
@@ -196,7 +173,7 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
 
 std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
                                                            std::size_t n_queue, Seconds now,
-                                                           Seconds default_time_limit) {
+                                                           const placement::Options& options) {
   std::vector<placement::PartitionState> parts(static_cast<std::size_t>(std::max(cluster.n_partitions, 0)));
   for (int p = 0; p < cluster.n_partitions; ++p) {
     const rlsched_partition& cp = cluster.partitions[p];
@@ -215,37 +192,22 @@ std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster
       ps.pools.push_back(std::move(pool));
     }
   }
-  // Partitions overlap (a catch-all partition holds the nodes of the per-type ones): a job competes for the
-  // accelerators of its (gres, type) in every partition that has them, not only in the one it was submitted to.
   // The C ABI carries no node lists, so two partitions with the same type on disjoint nodes count each other's
-  // work too: a pessimistic wait estimate, never an optimistic one.
-  // The queue is summed per distinct request first (a handful), then spread over the partitions: one cheap pass
-  // over a queue of 10,000 jobs at every submit, not one per partition and pool.
-  struct Demand {
-    double pending = 0, running = 0;
-  };
-  struct KeyHash {
-    std::size_t operator()(const std::pair<std::string_view, std::string_view>& k) const {
-      return std::hash<std::string_view>()(k.first) * 31 + std::hash<std::string_view>()(k.second);
-    }
-  };
-  std::unordered_map<std::pair<std::string_view, std::string_view>, Demand, KeyHash> demand;
+  // work too (QueueLoad spreads a job's work over every partition holding its type): a pessimistic wait estimate,
+  // never an optimistic one.
+  placement::QueueLoad load(options);
   for (std::size_t i = 0; i < n_queue; ++i) {
     const rlsched_job& j = queue[i];
     if (j.accelerators <= 0 || !j.gres || j.partition < 0 || j.partition >= cluster.n_partitions) continue;
-    const bool pending = j.state == RLSCHED_JOB_PENDING;
-    if (!pending && j.state != RLSCHED_JOB_RUNNING) continue;
-    Demand& d = demand[{view(j.gres), view(j.gres_type)}];
-    if (pending)
-      d.pending += double(j.accelerators) * double(limit_of(j, cluster, default_time_limit));
-    else
-      d.running += double(j.accelerators) * double(std::max<Seconds>(j.end_time - now, 0));
+    const double limit = double(limit_of(j, cluster, options.default_time_limit));
+    if (j.state == RLSCHED_JOB_PENDING)
+      load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit);
+    else if (j.state == RLSCHED_JOB_RUNNING)
+      // Slurm's end_time is start + time limit: the elapsed time is what the limit has used up.
+      load.add_running(view(j.gres), view(j.gres_type), j.accelerators, limit,
+                       double(now - (j.end_time - limit_of(j, cluster, options.default_time_limit))));
   }
-  for (const auto& [key, d] : demand)
-    for (int p = 0; p < cluster.n_partitions; ++p) {
-      if (d.pending > 0) add_work(parts[p], cluster.partitions[p], key.first, key.second, d.pending, true);
-      if (d.running > 0) add_work(parts[p], cluster.partitions[p], key.first, key.second, d.running, false);
-    }
+  load.apply(parts);
   return parts;
 }
 
@@ -268,6 +230,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
                           "placement {}",
                           c.path, config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback,
                           c.score_scale, c.accelerator_types.size(), c.placement.enabled ? "on" : "off"));
+  for (const std::string& warning : c.warnings) engine->log(RLSCHED_LOG_INFO, "warning: " + warning);
   if (engine->settings_->policy) engine->check_model(*engine->settings_->policy);
   if (!engine->options_.no_policy && !engine->options_.no_reload_thread)
     engine->reload_thread_ = std::thread([e = engine.get()] { e->reload_loop(); });
@@ -598,7 +561,7 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
   if (Status c = check_cluster(cluster); !c.ok()) return c;
   const std::shared_ptr<Settings> s = settings();
   const std::vector<placement::PartitionState> parts =
-      to_partition_states(cluster, queue, n_queue, now, s->config.placement.default_time_limit);
+      to_partition_states(cluster, queue, n_queue, now, placement_options(s->config));
   const SubmitDecision d = decide_submit(s->config, parts, job);
   // Copy into malloc'ed strings only once everything that can throw is done; a failed malloc frees what was made.
   rlsched_submit_result r{};

@@ -58,7 +58,7 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
 /// The placement snapshot of a cluster: its partitions and pools, with the queue's pending and running work added.
 std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
                                                            std::size_t n_queue, Seconds now,
-                                                           Seconds default_time_limit);
+                                                           const placement::Options& options);
 
 class Engine {
  public:

@@ -1,5 +1,7 @@
 #include "capi/submit.h"
 
+#include <pwd.h>
+
 #include <algorithm>
 #include <set>
 
@@ -19,11 +21,32 @@ struct Field {
   std::vector<TresEntry> entries;
 };
 
+/// The user's login name for job class patterns; "" when it cannot be found. Looked up only when a class has a
+/// user pattern (NSS may be slow, and this runs under slurmctld's job write lock).
+std::string user_name(const config::PluginConfig& config, std::uint32_t uid) {
+  bool needed = false;
+  for (const config::JobClass& c : config.job_classes) needed = needed || !c.user.empty();
+  if (!needed) return {};
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwuid_r(uid, &pw, buffer.data(), buffer.size(), &found) != 0 || !found) return {};
+  return found->pw_name;
+}
+
 std::string request_text(const TresEntry& e) {
   return e.type.empty() ? fmt::format("{}:{}", e.name, e.count) : fmt::format("{}:{}:{}", e.name, e.type, e.count);
 }
 
 }  // namespace
+
+placement::Options placement_options(const config::PluginConfig& config) {
+  placement::Options o;
+  o.types = config.accelerator_types;
+  o.gres_equivalence = config.gres_equivalence;
+  o.default_time_limit = config.placement.default_time_limit;
+  return o;
+}
 
 SubmitDecision decide_submit(const config::PluginConfig& config,
                              const std::vector<placement::PartitionState>& partitions, const rlsched_submit& job) {
@@ -75,6 +98,8 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   placement::Request r;
   r.gres = asked.name;
   if (any_of) r.types = types;  // typeless, and typed with retype_typed: any type
+  if (typed) r.count_type = types.front();  // the count is in devices of that type
+  r.job_class = config.classify(view(job.job_name), view(job.account), user_name(config, job.user_id));
   const int nodes = std::max(job.min_nodes, 1);
   switch (field) {
     case kJob:
@@ -96,14 +121,12 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   const bool user_partitions = !r.partitions.empty();
   if (!user_partitions) r.partitions = config.placement.partitions;
 
-  placement::Options o;
-  o.types = config.accelerator_types;
-  o.default_time_limit = config.placement.default_time_limit;
+  placement::Options o = placement_options(config);
   // The GRES name may change only if nothing else of the job refers to it (cpus_per_tres=gres:gpu:8, ...).
   const bool name_referenced = mentions_gres(view(job.cpus_per_tres), r.gres) ||
                                mentions_gres(view(job.mem_per_tres), r.gres) ||
                                mentions_gres(view(job.tres_bind), r.gres) || mentions_gres(view(job.tres_freq), r.gres);
-  if (!name_referenced) o.gres_equivalence = config.gres_equivalence;
+  if (name_referenced) o.gres_equivalence.clear();
 
   const placement::Decision p = placement::place(r, partitions, o);
   if (!p.placed) {
@@ -116,6 +139,8 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
     return d;
   }
 
+  asked.count = placement::scaled_count(o, static_cast<int>(std::min<std::int64_t>(asked.count, 1 << 30)), r.gres,
+                                       r.count_type, p.gres, p.type);
   asked.name = p.gres;
   asked.type = p.type;
   const std::string placed = request_text(asked);
@@ -140,12 +165,14 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   d.partition = p.partition_name;
   d.action = RLSCHED_SUBMIT_MODIFIED;
   d.partition_index = p.partition;
-  d.accelerators = r.count;
+  d.accelerators = p.count;
+  d.job_class = r.job_class;
   d.gres = p.gres;
   d.type = p.type;
   d.wait = p.wait;
   d.run = p.run;
-  d.message = fmt::format("rlsched: {} -> {}: {}", original, placed, p.reason);
+  d.message = fmt::format("rlsched: {} -> {}{}: {}", original, placed,
+                          r.job_class.empty() ? std::string() : fmt::format(" (class {})", r.job_class), p.reason);
   return d;
 }
 

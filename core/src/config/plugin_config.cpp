@@ -1,6 +1,7 @@
 // rlsched.yaml for the Slurm plugins. Every value is checked with the line of its key; unknown keys are refused.
 #include "rlsched/plugin_config.h"
 
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -47,6 +48,15 @@ double PluginConfig::speed_of(std::string_view gres, std::string_view type) cons
   return t ? t->speed : 1.0;
 }
 
+std::string PluginConfig::classify(std::string_view job_name, std::string_view account, std::string_view user) const {
+  auto matches = [](const std::string& pattern, std::string_view value) {
+    return pattern.empty() || fnmatch(pattern.c_str(), std::string(value).c_str(), 0) == 0;
+  };
+  for (const JobClass& c : job_classes)
+    if (matches(c.job_name, job_name) && matches(c.account, account) && matches(c.user, user)) return c.name;
+  return {};
+}
+
 bool PluginConfig::gres_equivalent(std::string_view a, std::string_view b) const {
   if (a == b) return true;
   for (const auto& group : gres_equivalence) {
@@ -68,8 +78,11 @@ const Keys kTopKeys = {"mode",
                        "reload_check_interval",
                        "accelerator_types",
                        "gres_equivalence",
+                       "job_classes",
                        "placement"};
-const Keys kTypeKeys = {"name", "gres", "speed"};
+const Keys kTypeKeys = {"name", "gres", "speed", "count_scale"};
+const Keys kClassKeys = {"name", "match", "speeds"};
+const Keys kMatchKeys = {"job_name", "account", "user"};
 const Keys kPlacementKeys = {"enabled",           "map_typeless", "map_any_of", "retype_typed",
                              "reject_impossible", "partitions",   "record",     "default_time_limit"};
 
@@ -232,6 +245,7 @@ class Parser {
       c.reload_check_interval = duration(n, "reload_check_interval");
     if (const YAML::Node n = root["accelerator_types"]) parse_types(n, c);
     if (const YAML::Node n = root["gres_equivalence"]) parse_equivalence(n, c);
+    if (const YAML::Node n = root["job_classes"]) parse_classes(n, c);
     if (const YAML::Node n = root["placement"]) parse_placement(n, c.placement);
     return c;
   }
@@ -257,9 +271,71 @@ class Parser {
         t.speed = number(s, where + ".speed");
         if (!(t.speed > 0)) fail(s, fmt::format("{}.speed must be > 0 (got {})", where, s.Scalar()));
       }
+      if (const YAML::Node s = entry["count_scale"]) {
+        t.count_scale = number(s, where + ".count_scale");
+        if (!(t.count_scale > 0) || t.count_scale > 1024)
+          fail(s, fmt::format("{}.count_scale must be > 0 and <= 1024 (got {})", where, s.Scalar()));
+      }
       if (c.find_type(t.name, t.gres))
         fail(entry, fmt::format("{}: type {}:{} is listed twice", where, t.gres, t.name));
       c.accelerator_types.push_back(std::move(t));
+    }
+  }
+
+  // job_classes: [{name, match: {job_name, account, user}, speeds: {type: speed}}]. Speeds of types not listed in
+  // accelerator_types are errors (a typo would silently leave the default); types a class omits keep their
+  // default speed, with a warning.
+  void parse_classes(const YAML::Node& list, PluginConfig& c) const {
+    if (!list.IsSequence())
+      fail(list, "job_classes must be a list of {name, match: {job_name, account, user}, speeds: {TYPE: SPEED}}");
+    if (c.accelerator_types.empty())
+      fail(list, "job_classes needs accelerator_types: speeds are given for the types listed there");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node entry = list[i];
+      const std::string where = fmt::format("job_classes[{}]", i);
+      check_keys(entry, kClassKeys, where);
+      if (!entry["name"]) fail(entry, fmt::format("{}.name is missing", where));
+      JobClass jc;
+      jc.name = scalar(entry["name"], where + ".name");
+      if (jc.name.empty()) fail(entry["name"], fmt::format("{}.name must not be empty", where));
+      for (const JobClass& earlier : c.job_classes)
+        if (earlier.name == jc.name) fail(entry["name"], fmt::format("{}: job class '{}' is listed twice", where, jc.name));
+      const YAML::Node match = entry["match"];
+      if (!match) fail(entry, fmt::format("{}.match is missing (job_name, account and/or user patterns)", where));
+      check_keys(match, kMatchKeys, where + ".match");
+      if (const YAML::Node n = match["job_name"]) jc.job_name = scalar(n, where + ".match.job_name");
+      if (const YAML::Node n = match["account"]) jc.account = scalar(n, where + ".match.account");
+      if (const YAML::Node n = match["user"]) jc.user = scalar(n, where + ".match.user");
+      if (jc.job_name.empty() && jc.account.empty() && jc.user.empty())
+        fail(match, fmt::format("{}.match needs a non-empty job_name, account or user pattern", where));
+      const YAML::Node speeds = entry["speeds"];
+      if (!speeds) fail(entry, fmt::format("{}.speeds is missing (a mapping of type names to speeds)", where));
+      if (!speeds.IsMap()) fail(speeds, fmt::format("{}.speeds must be a mapping of type names to speeds", where));
+      std::set<std::string> given;
+      for (const auto& kv : speeds) {
+        const std::string type = kv.first.Scalar();
+        const std::string key = fmt::format("{}.speeds.{}", where, type);
+        bool known = false;
+        for (AcceleratorType& t : c.accelerator_types) {
+          if (t.name != type) continue;
+          known = true;
+          const double v = number(kv.second, key);
+          if (!(v > 0)) fail(kv.second, fmt::format("{} must be > 0 (got {})", key, kv.second.Scalar()));
+          t.class_speed[jc.name] = v;
+        }
+        if (!known) {
+          std::string names;
+          for (const AcceleratorType& t : c.accelerator_types) names += (names.empty() ? "" : ", ") + t.name;
+          fail(kv.first, fmt::format("{}: unknown accelerator type '{}' (accelerator_types lists {})", where, type,
+                                     names));
+        }
+        if (!given.insert(type).second) fail(kv.first, fmt::format("{} appears twice", key));
+      }
+      for (const AcceleratorType& t : c.accelerator_types)
+        if (!given.count(t.name))
+          c.warnings.push_back(fmt::format("{}:{}: job class '{}' gives no speed for {}: the type's speed {} is used",
+                                           name_, speeds.Mark().line + 1, jc.name, t.name, t.speed));
+      c.job_classes.push_back(std::move(jc));
     }
   }
 

@@ -18,10 +18,27 @@ bool equivalent(const Options& o, const std::string& a, const std::string& b) {
   return false;
 }
 
-double speed_of(const Options& o, const AcceleratorPool& pool) {
+const AcceleratorType* find(const Options& o, std::string_view gres, std::string_view type) {
   for (const AcceleratorType& t : o.types)
-    if (t.name == pool.type && t.gres == pool.gres) return t.speed;
-  return 1.0;
+    if (t.name == type && t.gres == gres) return &t;
+  return nullptr;
+}
+
+double count_scale(const Options& o, std::string_view gres, std::string_view type) {
+  const AcceleratorType* t = find(o, gres, type);
+  return t ? t->count_scale : 1.0;
+}
+
+/// Whether pool (gres, type) may serve a request for `gres` with allowed `types` ("h200|a100"; "" = any type).
+bool serves(const AcceleratorPool& pool, std::string_view gres, std::string_view types) {
+  if (pool.gres != gres) return false;
+  if (types.empty()) return true;
+  while (true) {
+    const std::size_t bar = types.find('|');
+    if (types.substr(0, bar) == pool.type) return true;
+    if (bar == std::string_view::npos) return false;
+    types.remove_prefix(bar + 1);
+  }
 }
 
 std::string pool_name(const AcceleratorPool& p) {
@@ -36,6 +53,57 @@ std::string wanted(const Request& r) {
 }
 
 }  // namespace
+
+double speed_of(const Options& options, std::string_view gres, std::string_view type, const std::string& job_class) {
+  const AcceleratorType* t = find(options, gres, type);
+  return t ? t->speed_for(job_class) : 1.0;
+}
+
+int scaled_count(const Options& o, int count, std::string_view gres_from, std::string_view from,
+                 std::string_view gres_to, std::string_view to) {
+  const double base = from.empty() ? 1.0 : count_scale(o, gres_from, from);
+  const double n = std::ceil(count * count_scale(o, gres_to, to) / base - 1e-9);
+  return n >= 1 << 30 ? 1 << 30 : std::max(static_cast<int>(n), count > 0 ? 1 : 0);
+}
+
+QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types) {
+  key_.assign(gres);
+  key_ += '\x1f';
+  key_.append(types);
+  const auto it = index_.find(key_);
+  if (it != index_.end()) return work_[it->second];
+  index_.emplace(key_, work_.size());
+  work_.push_back(Work{std::string(gres), std::string(types), 0, {}});
+  return work_.back();
+}
+
+void QueueLoad::add_pending(std::string_view gres, std::string_view types, int count, double limit) {
+  if (count <= 0 || !(limit > 0)) return;
+  slot(gres, types).pending += count * limit;
+}
+
+void QueueLoad::add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed) {
+  if (count <= 0 || !(limit > 0)) return;
+  slot(gres, types).running.push_back(Running{double(count), limit, std::max(elapsed, 0.0)});
+}
+
+void QueueLoad::apply(std::vector<PartitionState>& partitions) const {
+  for (const Work& w : work_)
+    for (PartitionState& part : partitions) {
+      double total = 0;
+      for (const AcceleratorPool& pool : part.pools)
+        if (serves(pool, w.gres, w.types)) total += std::max(pool.total, 0);
+      if (total <= 0) continue;
+      for (AcceleratorPool& pool : part.pools) {
+        if (!serves(pool, w.gres, w.types)) continue;
+        const double share = std::max(pool.total, 0) / total;
+        const double speed = speed_of(options_, pool.gres, pool.type);
+        pool.pending_work += share * w.pending / speed;
+        for (const Running& r : w.running)
+          pool.running_work += share * r.count * std::max(r.limit / speed - r.elapsed, 0.0);
+      }
+    }
+}
 
 std::string format_duration(double s) {
   if (!(s >= 0) || !std::isfinite(s)) return "?";
@@ -78,11 +146,15 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
         const Seconds limit = request.time_limit > 0 ? request.time_limit
                               : part.max_time > 0    ? part.max_time
                                                      : options.default_time_limit;
-        if (pool.total < request.count) {
-          c.why_not = fmt::format("has {} {}, job needs {}", pool.total, pool_name(pool), request.count);
-        } else if (request.per_node > 0 && pool.max_per_node < request.per_node) {
+        c.count = scaled_count(options, request.count, request.gres, request.count_type, pool.gres, pool.type);
+        const int per_node = request.per_node > 0 ? scaled_count(options, request.per_node, request.gres,
+                                                                 request.count_type, pool.gres, pool.type)
+                                                  : 0;
+        if (pool.total < c.count) {
+          c.why_not = fmt::format("has {} {}, job needs {}", pool.total, pool_name(pool), c.count);
+        } else if (per_node > 0 && pool.max_per_node < per_node) {
           c.why_not = fmt::format("at most {} {} per node, job needs {} per node", pool.max_per_node, pool_name(pool),
-                                  request.per_node);
+                                  per_node);
         } else if (request.per_node > 0 && pool.nodes < request.nodes) {
           c.why_not = fmt::format("{} nodes with {}, job needs {}", pool.nodes, pool_name(pool), request.nodes);
         } else if (part.max_time > 0 && request.time_limit > part.max_time) {
@@ -91,10 +163,10 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
           time_blocked = true;
         } else {
           c.feasible = true;
-          const double speed = speed_of(options, pool);
+          const double speed = speed_of(options, pool.gres, pool.type, request.job_class);
           const int busy = std::max(pool.total - pool.idle, 0);
           const double mean_remaining = busy > 0 ? std::max(pool.running_work, 0.0) / busy : 0.0;
-          const int shortage = std::max(request.count - std::max(pool.idle, 0), 0);
+          const int shortage = std::max(c.count - std::max(pool.idle, 0), 0);
           c.wait = (std::max(pool.pending_work, 0.0) + shortage * mean_remaining) / pool.total;
           c.run = static_cast<double>(limit) / speed;
           const double completion = c.wait + c.run;
@@ -140,6 +212,9 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
   d.partition_name = part.name;
   d.gres = pool.gres;
   d.type = pool.type;
+  d.count = w.count;
+  if (request.per_node > 0)
+    d.per_node = scaled_count(options, request.per_node, request.gres, request.count_type, pool.gres, pool.type);
   d.wait = w.wait;
   d.run = w.run;
   // The runner-up, so the reason shows what the choice was against: of another type when there is one (the same
