@@ -361,6 +361,9 @@ extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 	if (running)
 		out->end_time = job_ptr->end_time;
 	out->restarts = job_ptr->restart_cnt;
+	out->job_name = job_ptr->name;
+	out->account = job_ptr->account;
+	out->user_id = job_ptr->user_id;
 	if (details) {
 		out->submit_time = details->submit_time;
 		out->begin_time = details->begin_time;

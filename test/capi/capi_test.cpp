@@ -99,6 +99,19 @@ std::vector<rlsched_job> pending_jobs(int n, int64_t now) {
   return jobs;
 }
 
+TEST_CASE("speed-table warnings are logged once at engine creation", "[capi][config]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine e;
+  const std::string config = dir.write("rlsched.yaml",
+                                       "accelerator_types: [{name: h200, gres: gpu, speed: 2}, {name: a100, gres: gpu}]\n"
+                                       "job_classes:\n  - {name: llm, match: {job_name: 'llama*'}, speeds: {h200: 3}}\n");
+  rlsched_engine_options o = options(config, log, RLSCHED_ENGINE_NO_POLICY);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  CHECK(log.count("warning: " + config + ":3: job class 'llm' gives no speed for a100: the type's speed 1 is used",
+                  RLSCHED_LOG_INFO) == 1);
+}
+
 TEST_CASE("engine creation fails cleanly and says why", "[capi]") {
   PrivateDir dir;
   LogLines log;

@@ -9,8 +9,8 @@
 // where pending_work is the accelerator-seconds, on this pool's type, of jobs already queued for it (all counted as
 // ahead of this one: the new job's priority is not known yet), shortage = max(0, count - idle) the accelerators
 // that must first be freed, mean_remaining = running_work / busy the mean time left of the running jobs there, and
-// total the pool's accelerators. QueueLoad computes both work figures from a job list, at each type's default speed
-// (a queued job's class is not known). An empty, idle pool gives wait 0. The pool with the earliest completion
+// total the pool's accelerators. QueueLoad computes both work figures from a job list, at each job's class speed
+// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest completion
 // wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition), then
 // to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by design.
 //
@@ -100,15 +100,18 @@ struct Decision {
 /// Accelerator work of the jobs already queued and running, summed by what they asked for (a handful of distinct
 /// requests even in a queue of 10,000), then spread over the pools that may serve each request in proportion to
 /// their size, in every partition that has them (partitions overlap: a catch-all partition holds the nodes of the
-/// per-type ones). Work is converted to seconds on each pool's type at the type's default speed.
+/// per-type ones). Work is converted to seconds on each pool's type at the speed of the job's class there (the
+/// type's default speed for a job without one).
 class QueueLoad {
  public:
   explicit QueueLoad(const Options& options) : options_(options) {}
   /// A pending job asking `count` accelerators of `gres`, `types` an any-of set "h200|a100" ("" = any type), with
-  /// time limit `limit` (read as its run time at speed 1).
-  void add_pending(std::string_view gres, std::string_view types, int count, double limit);
+  /// time limit `limit` (read as its run time at speed 1) and speed-table class `job_class` ("" = none).
+  void add_pending(std::string_view gres, std::string_view types, int count, double limit,
+                   std::string_view job_class = {});
   /// A running job on `types` (normally its one allocated type), `elapsed` seconds into its time limit `limit`.
-  void add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed);
+  void add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed,
+                   std::string_view job_class = {});
   /// Adds the work to the pools' pending_work and running_work.
   void apply(std::vector<PartitionState>& partitions) const;
 
@@ -117,11 +120,11 @@ class QueueLoad {
     double count, limit, elapsed;
   };
   struct Work {
-    std::string gres, types;
+    std::string gres, types, job_class;
     double pending = 0;            // sum of count * limit
     std::vector<Running> running;  // time left depends on each pool's speed: kept per job
   };
-  Work& slot(std::string_view gres, std::string_view types);
+  Work& slot(std::string_view gres, std::string_view types, std::string_view job_class);
   const Options& options_;
   std::vector<Work> work_;
   std::string key_;

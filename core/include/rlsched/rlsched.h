@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 1
+#define RLSCHED_ABI_VERSION 2
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -189,6 +189,9 @@ typedef struct rlsched_job {
 	double partition_factor;
 	double qos_factor;
 	int32_t partition;      /* index into rlsched_cluster.partitions; -1 when unknown */
+	const char *job_name;   /* with account and user_id: the job class (job_classes), whose speeds */
+	const char *account;    /* say how fast its queued or running work drains on each type */
+	uint32_t user_id;
 } rlsched_job;
 
 /* ---- Scoring (site_factor/rlsched) ---------------------------------------------------------------------------- */

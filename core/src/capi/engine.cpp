@@ -173,7 +173,8 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
 
 std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
                                                            std::size_t n_queue, Seconds now,
-                                                           const placement::Options& options) {
+                                                           const config::PluginConfig& config, ClassCache& classes) {
+  const placement::Options options = placement_options(config);
   std::vector<placement::PartitionState> parts(static_cast<std::size_t>(std::max(cluster.n_partitions, 0)));
   for (int p = 0; p < cluster.n_partitions; ++p) {
     const rlsched_partition& cp = cluster.partitions[p];
@@ -200,12 +201,13 @@ std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster
     const rlsched_job& j = queue[i];
     if (j.accelerators <= 0 || !j.gres || j.partition < 0 || j.partition >= cluster.n_partitions) continue;
     const double limit = double(limit_of(j, cluster, options.default_time_limit));
+    const std::string& job_class = classes.classify(config, view(j.job_name), view(j.account), j.user_id);
     if (j.state == RLSCHED_JOB_PENDING)
-      load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit);
+      load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit, job_class);
     else if (j.state == RLSCHED_JOB_RUNNING)
       // Slurm's end_time is start + time limit: the elapsed time is what the limit has used up.
       load.add_running(view(j.gres), view(j.gres_type), j.accelerators, limit,
-                       double(now - (j.end_time - limit_of(j, cluster, options.default_time_limit))));
+                       double(now - (j.end_time - limit_of(j, cluster, options.default_time_limit))), job_class);
   }
   load.apply(parts);
   return parts;
@@ -560,8 +562,11 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
   if (n_queue > 0 && !queue) return Status::InvalidInput("queue is NULL");
   if (Status c = check_cluster(cluster); !c.ok()) return c;
   const std::shared_ptr<Settings> s = settings();
-  const std::vector<placement::PartitionState> parts =
-      to_partition_states(cluster, queue, n_queue, now, placement_options(s->config));
+  std::vector<placement::PartitionState> parts;
+  {
+    std::lock_guard<std::mutex> lock(classes_mutex_);
+    parts = to_partition_states(cluster, queue, n_queue, now, s->config, classes_);
+  }
   const SubmitDecision d = decide_submit(s->config, parts, job);
   // Copy into malloc'ed strings only once everything that can throw is done; a failed malloc frees what was made.
   rlsched_submit_result r{};

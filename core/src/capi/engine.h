@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi/job_classes.h"
 #include "rlsched/cluster.h"
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
@@ -58,7 +59,7 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
 /// The placement snapshot of a cluster: its partitions and pools, with the queue's pending and running work added.
 std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
                                                            std::size_t n_queue, Seconds now,
-                                                           const placement::Options& options);
+                                                           const config::PluginConfig& config, ClassCache& classes);
 
 class Engine {
  public:
@@ -114,6 +115,9 @@ class Engine {
 
   mutable std::mutex settings_mutex_;
   std::shared_ptr<Settings> settings_;
+
+  std::mutex classes_mutex_;  // guards classes_ (submits are serialised by slurmctld's job lock; tests are not)
+  ClassCache classes_;
 
   std::mutex batch_mutex_;  // guards sorted_ (the last batch, ranked against by score_one)
   std::vector<double> sorted_;

@@ -1,12 +1,11 @@
 #include "capi/submit.h"
 
-#include <pwd.h>
-
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "capi/job_classes.h"
 #include "capi/tres.h"
 
 namespace rlsched::capi {
@@ -20,19 +19,6 @@ struct Field {
   const char* name;  // for messages: "--gres/--gpus-per-node"
   std::vector<TresEntry> entries;
 };
-
-/// The user's login name for job class patterns; "" when it cannot be found. Looked up only when a class has a
-/// user pattern (NSS may be slow, and this runs under slurmctld's job write lock).
-std::string user_name(const config::PluginConfig& config, std::uint32_t uid) {
-  bool needed = false;
-  for (const config::JobClass& c : config.job_classes) needed = needed || !c.user.empty();
-  if (!needed) return {};
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  std::vector<char> buffer(16384);
-  if (getpwuid_r(uid, &pw, buffer.data(), buffer.size(), &found) != 0 || !found) return {};
-  return found->pw_name;
-}
 
 std::string request_text(const TresEntry& e) {
   return e.type.empty() ? fmt::format("{}:{}", e.name, e.count) : fmt::format("{}:{}:{}", e.name, e.type, e.count);
@@ -99,7 +85,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   r.gres = asked.name;
   if (any_of) r.types = types;  // typeless, and typed with retype_typed: any type
   if (typed) r.count_type = types.front();  // the count is in devices of that type
-  r.job_class = config.classify(view(job.job_name), view(job.account), user_name(config, job.user_id));
+  r.job_class = config.classify(view(job.job_name), view(job.account), user_name_for_classes(config, job.user_id));
   const int nodes = std::max(job.min_nodes, 1);
   switch (field) {
     case kJob:

@@ -66,25 +66,29 @@ int scaled_count(const Options& o, int count, std::string_view gres_from, std::s
   return n >= 1 << 30 ? 1 << 30 : std::max(static_cast<int>(n), count > 0 ? 1 : 0);
 }
 
-QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types) {
+QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types, std::string_view job_class) {
   key_.assign(gres);
   key_ += '\x1f';
   key_.append(types);
+  key_ += '\x1f';
+  key_.append(job_class);
   const auto it = index_.find(key_);
   if (it != index_.end()) return work_[it->second];
   index_.emplace(key_, work_.size());
-  work_.push_back(Work{std::string(gres), std::string(types), 0, {}});
+  work_.push_back(Work{std::string(gres), std::string(types), std::string(job_class), 0, {}});
   return work_.back();
 }
 
-void QueueLoad::add_pending(std::string_view gres, std::string_view types, int count, double limit) {
+void QueueLoad::add_pending(std::string_view gres, std::string_view types, int count, double limit,
+                            std::string_view job_class) {
   if (count <= 0 || !(limit > 0)) return;
-  slot(gres, types).pending += count * limit;
+  slot(gres, types, job_class).pending += count * limit;
 }
 
-void QueueLoad::add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed) {
+void QueueLoad::add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed,
+                            std::string_view job_class) {
   if (count <= 0 || !(limit > 0)) return;
-  slot(gres, types).running.push_back(Running{double(count), limit, std::max(elapsed, 0.0)});
+  slot(gres, types, job_class).running.push_back(Running{double(count), limit, std::max(elapsed, 0.0)});
 }
 
 void QueueLoad::apply(std::vector<PartitionState>& partitions) const {
@@ -97,7 +101,7 @@ void QueueLoad::apply(std::vector<PartitionState>& partitions) const {
       for (AcceleratorPool& pool : part.pools) {
         if (!serves(pool, w.gres, w.types)) continue;
         const double share = std::max(pool.total, 0) / total;
-        const double speed = speed_of(options_, pool.gres, pool.type);
+        const double speed = speed_of(options_, pool.gres, pool.type, w.job_class);
         pool.pending_work += share * w.pending / speed;
         for (const Running& r : w.running)
           pool.running_work += share * r.count * std::max(r.limit / speed - r.elapsed, 0.0);
