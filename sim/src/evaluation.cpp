@@ -136,6 +136,7 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     PolicyResult r;
     r.protocol = Protocol::kFull;
     r.backfill = config.backfill;
+    r.placement = config.placement.mode;
     r.metrics = std::move(run->metrics);
     r.counters = std::move(run->counters);
     if (options.keep_outcomes) r.outcomes = std::move(run->outcomes);
@@ -144,6 +145,38 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
   }
   if (result.ok()) result->policy = std::string(scorer.name());
   return result;
+}
+
+double offered_load(const std::vector<Job>& jobs, const Cluster& cluster) {
+  bool accelerators = false;
+  for (const Job& j : jobs) accelerators = accelerators || j.accel.count > 0;
+  double capacity = 0;
+  for (const Node& n : cluster.nodes) {
+    if (!accelerators) capacity += n.cpus;
+    for (const GresCount& g : n.gres) capacity += accelerators ? g.count : 0;
+  }
+  if (jobs.empty() || capacity <= 0) return 0;
+  Seconds first = jobs.front().submit, last = first;
+  double work = 0;
+  for (const Job& j : jobs) {
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+    if (j.run_time > 0) work += static_cast<double>(accelerators ? j.accel.count : j.cpus) * j.run_time;
+  }
+  return last > first ? work / (capacity * static_cast<double>(last - first)) : 0;
+}
+
+Result<double> scale_to_load(std::vector<Job>& jobs, const Cluster& cluster, double load) {
+  if (!(load > 0)) return Status::InvalidInput(fmt::format("load must be > 0 (got {})", load));
+  const double now = offered_load(jobs, cluster);
+  if (!(now > 0))
+    return Status::InvalidInput("cannot scale to a load: the workload has no work or all jobs arrive at once");
+  const double factor = now / load;  // the span grows by this factor, and the load falls by it
+  Seconds first = jobs.front().submit;
+  for (const Job& j : jobs) first = std::min(first, j.submit);
+  for (Job& j : jobs)
+    j.submit = first + static_cast<Seconds>(std::llround(static_cast<double>(j.submit - first) * factor));
+  return factor;
 }
 
 Workload synthetic_workload(std::size_t jobs, int nodes, double load, std::uint64_t seed) {

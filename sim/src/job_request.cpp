@@ -15,7 +15,7 @@ double speed_of(const Cluster& cluster, const Job& job, int type) {
 }
 
 /// Can `demand` ever be met on partition p, with every node up and idle?
-bool ever_fits(const Topology& topology, const FreeState& idle, int p, const Demand& demand) {
+bool demand_fits_idle(const Topology& topology, const FreeState& idle, int p, const Demand& demand) {
   if (demand.nodes == 0) {  // spread CPUs: only the partition's total matters (and memory per node)
     long long cpus = 0;
     for (int n : topology.partition_nodes[p])
@@ -27,6 +27,22 @@ bool ever_fits(const Topology& topology, const FreeState& idle, int p, const Dem
 }
 
 }  // namespace
+
+bool fits_ever(const Topology& topology, const FreeState& idle, const Job& job, int p, int type) {
+  const Demand d = make_demand(topology, job, p, type);
+  return (type < 0 || d.nodes > 0) && demand_fits_idle(topology, idle, p, d);
+}
+
+void set_partitions(const Cluster& cluster, std::vector<int> partitions, JobRequest& r) {
+  std::stable_sort(partitions.begin(), partitions.end(), [&](int a, int b) {
+    return cluster.partitions[a].priority_tier > cluster.partitions[b].priority_tier;
+  });
+  int max_factor = 1;
+  for (const Partition& p : cluster.partitions) max_factor = std::max(max_factor, p.priority_job_factor);
+  r.partitions = std::move(partitions);
+  r.tier = cluster.partitions[r.partitions.front()].priority_tier;
+  r.partition_factor = static_cast<double>(cluster.partitions[r.partitions.front()].priority_job_factor) / max_factor;
+}
 
 Demand make_demand(const Topology& topology, const Job& job, int p, int type) {
   Demand d;
@@ -82,12 +98,11 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
     std::stable_sort(r.types.begin(), r.types.end(), [&](int a, int b) {
       return speed_of(cluster, job, a) > speed_of(cluster, job, b);
     });
+    for (const std::string& t : job.accel.types) r.queue_types += (r.queue_types.empty() ? "" : "|") + t;
   } else {
     r.types.push_back(-1);
   }
 
-  int max_factor = 1;
-  for (const Partition& p : cluster.partitions) max_factor = std::max(max_factor, p.priority_job_factor);
   std::string why = "no partition can ever run it";
   for (int p : asked) {
     const Partition& part = cluster.partitions[p];
@@ -96,13 +111,7 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
       continue;
     }
     bool fits = false;
-    for (int type : r.types) {
-      const Demand d = make_demand(topology, job, p, type);
-      if ((type < 0 || d.nodes > 0) && ever_fits(topology, idle, p, d)) {
-        fits = true;
-        break;
-      }
-    }
+    for (int type : r.types) fits = fits || fits_ever(topology, idle, job, p, type);
     if (!fits) {
       why = fmt::format("asks for more than partition '{}' has ({} CPUs, {} nodes, {} {})", part.name, job.cpus,
                         job.nodes, job.accel.count, job.accel.name.empty() ? "accelerators" : job.accel.name);
@@ -114,11 +123,7 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
     r.rejection = why;
     return r;
   }
-  std::stable_sort(r.partitions.begin(), r.partitions.end(), [&](int a, int b) {
-    return cluster.partitions[a].priority_tier > cluster.partitions[b].priority_tier;
-  });
-  r.tier = cluster.partitions[r.partitions.front()].priority_tier;
-  r.partition_factor = static_cast<double>(cluster.partitions[r.partitions.front()].priority_job_factor) / max_factor;
+  set_partitions(cluster, r.partitions, r);
 
   int max_qos = 0, qos = 0;
   for (const Qos& q : cluster.qos) {

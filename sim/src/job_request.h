@@ -14,6 +14,9 @@ namespace rlsched::sim {
 struct JobRequest {
   std::vector<int> partitions;  ///< eligible partition indices, highest PriorityTier first
   std::vector<int> types;       ///< allowed accelerator types, fastest for this job first; {-1} for CPU-only jobs
+  /// The types as the queue shows them to job_submit/rlsched: one type name once pinned, an any-of set "a|b", or
+  /// "" for any type (what Slurm's job record holds after job_submit ran).
+  std::string queue_types;
   int user = 0;                 ///< index into the simulation's user table
   int tier = 0;                 ///< highest PriorityTier among its partitions
   Seconds limit = 0;            ///< time limit (the scheduler's estimate of its run time), > 0
@@ -28,6 +31,13 @@ struct JobRequest {
 /// unknown partition or accelerator type, time limit above every partition's MaxTime, or larger than any partition.
 JobRequest make_request(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
                         int user);
+
+/// Makes `partitions` (eligible, non-empty) the job's partitions: highest PriorityTier first, and the priority
+/// factors that follow from the first.
+void set_partitions(const Cluster& cluster, std::vector<int> partitions, JobRequest& request);
+
+/// Whether `job` fits partition `p` with accelerator type `type` (-1: none) on the idle cluster.
+bool fits_ever(const Topology& topology, const FreeState& idle, const Job& job, int p, int type);
 
 /// The demand of `job` on partition `p` with accelerator type `type` (-1: none). `nodes` is 0 when the demand cannot
 /// be met on that partition at all (the type is absent there).

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "job_placement.h"
+
 namespace rlsched::sim {
 namespace {
 
@@ -26,6 +28,7 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
       scorer_(scorer),
       config_(config),
       topology_(cluster),
+      idle_(FreeState::AllFree(topology_)),
       total_cpus_(cluster.total_cpus()),
       multifactor_(cluster.priority.multifactor_enabled()),
       ticks_(multifactor_ || !scorer.is_static()),
@@ -34,13 +37,14 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   for (const Job& job : jobs) users.emplace(job.user, static_cast<int>(users.size()));
   fairshare_ = FairShare(users.size(), cluster.priority.decay_half_life);
 
-  const FreeState idle = FreeState::AllFree(topology_);
+  const FreeState& idle = idle_;
   requests_.reserve(jobs.size());
   outcomes_.resize(jobs.size());
   state_.resize(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     requests_.push_back(make_request(cluster, topology_, idle, job, users.at(job.user)));
+    apply_static_placement(cluster, topology_, idle, job, config.placement, requests_.back());
     JobOutcome& o = outcomes_[i];
     o.job = i;
     o.submit = job.submit;
@@ -197,6 +201,7 @@ void SlurmSim::admit_arrivals_due(Seconds now) {
       ++counters_.rejections[r.rejection];
       continue;
     }
+    if (config_.placement.mode == Placement::kPredictive) place_at_submit(job, now);
     make_pending(job, now);
   }
 }

@@ -87,6 +87,8 @@ class SlurmSim {
   void apply_failures_due(Seconds now);
   void admit_arrivals_due(Seconds now);
   void admit_requeued_due(Seconds now);
+  /// Placement::kPredictive: pins an arriving job where job_submit/rlsched would (predictive_placement.cpp).
+  void place_at_submit(int job, Seconds now);
   void update_priorities(Seconds now);
 
   // Scheduling.
@@ -123,6 +125,7 @@ class SlurmSim {
   const Scorer& scorer_;
   const SimConfig& config_;
   const Topology topology_;
+  const FreeState idle_;  // every node up and idle: what "can this ever run" is checked against
   const int total_cpus_;
   int total_accelerators_ = 0;
   double fastest_speed_ = 0;  // of any accelerator type and job class: accel_speed features are relative to it

@@ -39,6 +39,7 @@ struct PolicyResult {
   std::string policy;
   Protocol protocol = Protocol::kFull;
   Backfill backfill = Backfill::kEasy;
+  Placement placement = Placement::kFastestFree;  ///< kFull only
   /// kFull: metrics of the run. kRlScheduler: averages are means over sequences (every sequence has the same
   /// number of jobs, so also the mean over all jobs); percentiles and maxima are over all jobs of all sequences;
   /// utilization and makespan are means over sequences.
@@ -53,6 +54,15 @@ struct PolicyResult {
 /// MaxProcs); otherwise one node per CPU of the largest job. \return InvalidInput for accelerator workloads, which
 /// need an explicit cluster.
 Result<Cluster> implied_cluster(const Workload& workload);
+
+/// Offered load of a workload on a cluster: the accelerator-seconds its jobs ran (on the type the trace recorded)
+/// over the cluster's accelerators times the submit span (first to last submit); CPU-seconds over CPUs for a
+/// workload without accelerators. Jobs without a run time do not count.
+double offered_load(const std::vector<Job>& jobs, const Cluster& cluster);
+
+/// Stretches or compresses the submit times (keeping the first and the order) so that offered_load == `load`.
+/// \return the factor applied to the gaps, or InvalidInput (load <= 0, fewer than two distinct submit times, no work).
+Result<double> scale_to_load(std::vector<Job>& jobs, const Cluster& cluster, double load);
 
 /// Runs one policy. `cluster` may be null: the implied cluster is used.
 Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cluster, const Scorer& scorer,

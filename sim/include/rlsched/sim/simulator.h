@@ -12,7 +12,11 @@
 //  - nodes with CPUs, memory and typed accelerators (GRES); typed, typeless and any-of accelerator requests; a job's
 //    run time scales with the speed of the accelerator type it gets; multi-partition jobs;
 //  - time limits (a job is killed at its limit: TIMEOUT); node failures from a schedule (running jobs on a failed
-//    node are requeued and restart from scratch, as with JobRequeue=1).
+//    node are requeued and restart from scratch, as with JobRequeue=1);
+//  - how a job that allows several accelerator types gets one (SimConfig::placement): left to the scheduler
+//    (fastest free type, or type-blind first fit in node order), pinned at submit to the type the trace recorded or
+//    to its fastest type, or pinned by job_submit/rlsched's predictive decision (rlsched/placement.h) made on the
+//    simulator's own queue state. The simulator takes accelerator counts as they are (count_scale is not applied).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,27 @@ namespace rlsched::sim {
 
 enum class Backfill { kNone, kEasy };
 
+/// How a job whose request allows several accelerator types (typeless or any-of) gets its type.
+enum class Placement {
+  kFastestFree,  ///< the job keeps all its types; the scheduler starts it on the fastest type free (default)
+  kFirstFit,     ///< the job keeps all its types; tried in node order, type-blind (select/cons_tres first fit)
+  kRecorded,     ///< pinned at submit to the type the trace recorded (Job::ran_on_type) when it is allowed
+  kFastest,      ///< pinned at submit to its fastest allowed type ("fastest type only")
+  kPredictive,   ///< pinned at submit where job_submit/rlsched predicts the earliest completion
+};
+
+const char* to_string(Placement placement);
+/// "fastest-free", "first-fit", "recorded", "fastest", "predictive".
+Result<Placement> parse_placement(const std::string& text);
+
+/// The placement mode and what job_submit/rlsched's placement section would say (plugin_config.h).
+struct PlacementSettings {
+  Placement mode = Placement::kFastestFree;
+  /// Partitions a pinned job may go to when it names none (empty: the partitions it was eligible for).
+  std::vector<std::string> partitions;
+  Seconds default_time_limit = 3600;
+};
+
 /// A node that fails at `down` and returns at `up` (up < 0: stays down).
 struct NodeFailure {
   int node = 0;
@@ -41,7 +66,8 @@ struct NodeFailure {
 
 /// What the scheduler did, for tests and `rlsched explain`: job indices refer to the simulated job list.
 struct ScheduleEvent {
-  enum class Kind { kStart, kBackfillStart, kReservation, kEnd, kRequeue };
+  /// kPlacement: the job was pinned at submit (partition and accelerator_type say where).
+  enum class Kind { kStart, kBackfillStart, kReservation, kEnd, kRequeue, kPlacement };
   Kind kind = Kind::kStart;
   Seconds time = 0;
   int job = 0;
@@ -56,6 +82,7 @@ struct SimConfig {
   Seconds requeue_delay = 0;  ///< a requeued job is eligible again this long after its node failed
   /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
   int bf_max_job_test = 0;
+  PlacementSettings placement;
   /// Called now and then with the share of arrivals processed (0..1), for progress bars.
   std::function<void(double)> progress;
   /// Called for every start, reservation, end and requeue when set.

@@ -1,0 +1,22 @@
+// Where a job that allows several accelerator types runs, under each SimConfig::placement mode. The modes that
+// decide at submit from the job alone (first fit's node order, recorded, fastest) rewrite its request once, before
+// the run; the predictive mode asks rlsched/placement.h at the job's arrival (SlurmSim::place_at_submit), with the
+// same model job_submit/rlsched uses in slurmctld.
+#pragma once
+
+#include "job_request.h"
+#include "rlsched/sim/simulator.h"
+
+namespace rlsched::sim {
+
+/// Applies a static mode (kFirstFit, kRecorded, kFastest) to the request of `job`; the others leave it as it is.
+void apply_static_placement(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
+                            const PlacementSettings& settings, JobRequest& request);
+
+/// Pins the request to accelerator type `type` on partition `partition` (-1: on every partition the job may use
+/// that has the type: its own when it named some, else settings.partitions, else its eligible ones).
+/// \return false (request unchanged) when no such partition can ever hold the job with that type.
+bool pin(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
+         const PlacementSettings& settings, int partition, int type, JobRequest& request);
+
+}  // namespace rlsched::sim

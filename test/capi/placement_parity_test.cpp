@@ -1,0 +1,181 @@
+// The simulator's predictive placement and job_submit/rlsched make the same decision for the same queue state.
+//
+// The simulator runs a workload with Placement::kPredictive and reports every decision (ScheduleEvent kPlacement)
+// and every start and end. For each decision the test rebuilds, from those events alone, what slurmctld would show
+// the plugin at that moment: the partitions' accelerators (total, idle), the queue (pending jobs with their placed
+// type and partition, running jobs with their allocated type and end time) and the submitted job. It hands that to
+// rlsched_submit_map through the C ABI, with an rlsched.yaml that says what the simulator's cluster says (speeds,
+// job classes, placement partitions), and compares the partition and type chosen.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "capi_fixtures.h"
+#include "rlsched/rlsched.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/simulator.h"
+
+namespace rlsched {
+namespace {
+
+using testing::PrivateDir;
+
+// Partitions fast (2 nodes x 4 v100), slow (3 nodes x 4 k80) and the catch-all "all". Class "cnn" gains 6x on the
+// v100, class "rnn" only 1.5x; jobs of no class see the default 3x.
+Cluster parity_cluster() {
+  Cluster c;
+  c.accelerator_types = {AcceleratorType{"v100", "gpu", 3.0, {{"cnn", 6.0}, {"rnn", 1.5}}},
+                         AcceleratorType{"k80", "gpu", 1.0, {}}};
+  for (int i = 0; i < 2; ++i) c.nodes.push_back(Node{fmt::format("v{}", i), 16, 0, {GresCount{"gpu", "v100", 4}}});
+  for (int i = 0; i < 3; ++i) c.nodes.push_back(Node{fmt::format("k{}", i), 16, 0, {GresCount{"gpu", "k80", 4}}});
+  c.partitions = {Partition{"fast", {0, 1}, 1, 1, 0, false}, Partition{"slow", {2, 3, 4}, 1, 1, 0, false},
+                  Partition{"all", {0, 1, 2, 3, 4}, 1, 1, 0, true}};
+  return c;
+}
+
+const char* kConfig = R"(mode: shadow
+accelerator_types:
+  - {name: v100, gres: gpu, speed: 3.0}
+  - {name: k80, gres: gpu, speed: 1.0}
+job_classes:
+  - {name: cnn, match: {job_name: cnn}, speeds: {v100: 6.0, k80: 1.0}}
+  - {name: rnn, match: {job_name: rnn}, speeds: {v100: 1.5, k80: 1.0}}
+placement:
+  partitions: [fast, slow]
+  record: none
+)";
+
+std::vector<Job> parity_workload() {
+  std::vector<Job> jobs;
+  const char* classes[] = {"cnn", "rnn", ""};
+  const int counts[] = {1, 2, 4, 8, 2, 1, 4};
+  for (int i = 0; i < 60; ++i) {
+    Job j;
+    j.id = i + 1;
+    j.user = "u";
+    j.submit = 300 * i + (i % 4 == 0 ? 0 : 37 * (i % 5));  // bursts and gaps
+    j.job_class = classes[i % 3];
+    j.accel = {counts[i % 7], "gpu", {}};
+    j.cpus = j.accel.count;
+    j.time_limit = 1800 + 900 * ((i * 7) % 11);  // the run time at speed 1, as the predictor reads it
+    j.run_time = j.time_limit;
+    j.ran_on_type = "k80";
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+struct JobState {
+  bool pending = false, running = false;
+  int partition = -1, type = -1;
+  Seconds start = 0;
+};
+
+TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placement][parity]") {
+  const Cluster cluster = parity_cluster();
+  const std::vector<Job> jobs = parity_workload();
+  auto fcfs = make_scorer("fcfs");
+  REQUIRE(fcfs.ok());
+
+  PrivateDir dir;
+  const std::string config = dir.write("rlsched.yaml", kConfig);
+  rlsched_engine_options o{};
+  o.abi_version = RLSCHED_ABI_VERSION;
+  o.config_path = config.c_str();
+  o.flags = RLSCHED_ENGINE_NO_POLICY | RLSCHED_ENGINE_NO_RELOAD_THREAD;
+  rlsched_engine* engine = nullptr;
+  REQUIRE(rlsched_engine_create(&o, &engine) == RLSCHED_OK);
+
+  std::vector<JobState> state(jobs.size());
+  int decisions = 0, agreed = 0;
+  std::map<std::string, int> chosen;
+  sim::SimConfig sim_config;
+  sim_config.placement = {sim::Placement::kPredictive, {"fast", "slow"}, 3600};
+  sim_config.observer = [&](const sim::ScheduleEvent& e) {
+    JobState& s = state[e.job];
+    switch (e.kind) {
+      case sim::ScheduleEvent::Kind::kStart:
+      case sim::ScheduleEvent::Kind::kBackfillStart:
+        s.pending = false;
+        s.running = true;
+        s.start = e.time;
+        s.type = e.accelerator_type;
+        return;
+      case sim::ScheduleEvent::Kind::kEnd:
+        s.running = false;
+        return;
+      case sim::ScheduleEvent::Kind::kPlacement:
+        break;
+      default:
+        return;
+    }
+    // What slurmctld shows job_submit/rlsched now: accelerators in use from the running jobs, the queue.
+    std::vector<int> used(cluster.accelerator_types.size(), 0);
+    std::vector<rlsched_job> queue;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const JobState& q = state[k];
+      if (!q.pending && !q.running) continue;
+      rlsched_job j{};
+      j.job_id = static_cast<uint32_t>(jobs[k].id);
+      j.state = q.running ? RLSCHED_JOB_RUNNING : RLSCHED_JOB_PENDING;
+      j.submit_time = jobs[k].submit;
+      j.time_limit = jobs[k].time_limit;
+      j.end_time = q.running ? q.start + jobs[k].time_limit : 0;
+      j.cpus = jobs[k].cpus;
+      j.nodes = 1;
+      j.accelerators = jobs[k].accel.count;
+      j.gres = "gpu";
+      j.gres_type = cluster.accelerator_types[q.type].name.c_str();
+      j.partition = q.partition;
+      j.job_name = jobs[k].job_class.c_str();
+      if (q.running) used[q.type] += jobs[k].accel.count;
+      queue.push_back(j);
+    }
+    const int v100 = 0, k80 = 1;
+    std::vector<rlsched_accel> fast = {{"gpu", "v100", 8, 8 - used[v100], 4, 2}};
+    std::vector<rlsched_accel> slow = {{"gpu", "k80", 12, 12 - used[k80], 4, 3}};
+    std::vector<rlsched_accel> all = {fast[0], slow[0]};
+    std::vector<rlsched_partition> parts = {{"fast", 1, 32, 32, 2, 0, fast.data(), 1},
+                                            {"slow", 1, 48, 48, 3, 0, slow.data(), 1},
+                                            {"all", 1, 80, 80, 5, 0, all.data(), 2}};
+    const rlsched_cluster c{80, 80, 5, all.data(), 2, parts.data(), 3};
+    const Job& job = jobs[e.job];
+    const std::string tres = fmt::format("gres:gpu:{}", job.accel.count);
+    rlsched_submit submit{};
+    submit.tres_per_job = tres.c_str();
+    submit.time_limit = job.time_limit;
+    submit.job_name = job.job_class.c_str();
+    rlsched_submit_result r{};
+    REQUIRE(rlsched_submit_map(engine, e.time, &c, queue.data(), queue.size(), &submit, &r) == RLSCHED_OK);
+    ++decisions;
+    const std::string sim_choice =
+        fmt::format("{}/{}", cluster.partitions[e.partition].name, cluster.accelerator_types[e.accelerator_type].name);
+    const std::string plugin_choice =
+        r.action == RLSCHED_SUBMIT_MODIFIED
+            ? fmt::format("{}/{}", r.partition ? r.partition : "?", r.gres_type ? r.gres_type : "?")
+            : "unchanged";
+    INFO("job " << job.id << " at " << e.time << ": " << (r.message ? r.message : ""));
+    CHECK(plugin_choice == sim_choice);
+    agreed += plugin_choice == sim_choice ? 1 : 0;
+    ++chosen[sim_choice];
+    rlsched_submit_result_free(&r);
+    // The job joins the queue where it was placed.
+    JobState& placed = state[e.job];
+    placed.pending = true;
+    placed.partition = e.partition;
+    placed.type = e.accelerator_type;
+  };
+  auto run = sim::simulate(cluster, jobs, **fcfs, sim_config);
+  rlsched_engine_destroy(engine);
+  REQUIRE(run.ok());
+  CHECK(decisions == static_cast<int>(jobs.size()));
+  CHECK(agreed == decisions);
+  // The workload is busy enough that both types are chosen, for different reasons.
+  CHECK(chosen["fast/v100"] >= 10);
+  CHECK(chosen["slow/k80"] >= 10);
+}
+
+}  // namespace
+}  // namespace rlsched

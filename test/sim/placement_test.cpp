@@ -1,0 +1,125 @@
+// SimConfig::placement: how a job allowed several accelerator types gets one.
+#include <map>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "rlsched/scorer.h"
+#include "rlsched/sim/evaluation.h"
+#include "rlsched/sim/simulator.h"
+#include "sim_fixtures.h"
+
+namespace rlsched::sim {
+namespace {
+
+using test::gpu_cluster;
+using test::gpu_job;
+
+struct Run {
+  SimResult result;
+  std::map<int, ScheduleEvent> placed;  // job index -> its kPlacement event
+};
+
+Run run(const Cluster& cluster, const std::vector<Job>& jobs, PlacementSettings placement) {
+  auto fcfs = make_scorer("fcfs");
+  REQUIRE(fcfs.ok());
+  Run out;
+  SimConfig config;
+  config.placement = std::move(placement);
+  config.observer = [&out](const ScheduleEvent& e) {
+    if (e.kind == ScheduleEvent::Kind::kPlacement) out.placed[e.job] = e;
+  };
+  auto r = simulate(cluster, jobs, **fcfs, config);
+  REQUIRE(r.ok());
+  out.result = std::move(*r);
+  return out;
+}
+
+std::string type_of(const Cluster& c, const Run& r, int job) {
+  const int t = r.result.outcomes[job].accelerator_type;
+  return t >= 0 ? c.accelerator_types[t].name : "-";
+}
+
+TEST_CASE("placement modes parse and print", "[sim][placement]") {
+  for (const char* name : {"fastest-free", "first-fit", "recorded", "fastest", "predictive"}) {
+    auto p = parse_placement(name);
+    REQUIRE(p.ok());
+    CHECK(std::string(to_string(*p)) == name);
+  }
+  auto bad = parse_placement("best");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("unknown placement 'best' (known: fastest-free, first-fit"));
+}
+
+TEST_CASE("first fit takes the first node that fits, whatever its type", "[sim][placement]") {
+  Cluster c = gpu_cluster();
+  std::swap(c.nodes[0], c.nodes[1]);  // a100-1 first in node order
+  c.partitions[1].nodes = {1};
+  c.partitions[2].nodes = {0};
+  const std::vector<Job> jobs = {gpu_job(1, 0, 100, 2)};
+  CHECK(type_of(c, run(c, jobs, {Placement::kFirstFit, {}, 3600}), 0) == "a100");
+  CHECK(type_of(c, run(c, jobs, {Placement::kFastestFree, {}, 3600}), 0) == "h200");
+}
+
+TEST_CASE("recorded and fastest pin the type at submit, into a partition that has it", "[sim][placement]") {
+  const Cluster c = gpu_cluster();
+  std::vector<Job> jobs = {gpu_job(1, 0, 1000, 4), gpu_job(2, 10, 100, 4)};
+  jobs[0].ran_on_type = "h200";
+  jobs[1].ran_on_type = "h200";
+  // Both recorded h200: the second waits for the first although the a100 is idle.
+  const Run recorded = run(c, jobs, {Placement::kRecorded, {"h200", "a100"}, 3600});
+  CHECK(type_of(c, recorded, 0) == "h200");
+  CHECK(type_of(c, recorded, 1) == "h200");
+  CHECK(recorded.result.outcomes[1].partition == 1);  // partition "h200", not the catch-all
+  CHECK(recorded.result.outcomes[1].wait() > 0);
+  const Run fastest = run(c, jobs, {Placement::kFastest, {}, 3600});
+  CHECK(type_of(c, fastest, 1) == "h200");
+  // Left to the scheduler, the second job takes the idle a100 at once.
+  const Run free = run(c, jobs, {Placement::kFastestFree, {}, 3600});
+  CHECK(type_of(c, free, 1) == "a100");
+  CHECK(free.result.outcomes[1].wait() == 0);
+  // A recorded type the job does not allow is ignored.
+  jobs[1].accel.types = {"a100"};
+  CHECK(type_of(c, run(c, jobs, {Placement::kRecorded, {}, 3600}), 1) == "a100");
+}
+
+TEST_CASE("predictive placement weighs the wait on the fast type against the slower run", "[sim][placement]") {
+  const Cluster c = gpu_cluster();  // h200 speed 2, a100 speed 1; class ResNet-50 runs 4x faster on h200
+  // Job 1 holds the h200 for 2 h (limit 4 h at speed 1). Job 2 (limit 1 h) finishes sooner on the idle a100
+  // (1 h) than after waiting ~2 h for the h200; a ResNet-50 job with a 9 h limit is done in 2 + 2.25 h on the
+  // h200 against 9 h on the a100.
+  std::vector<Job> jobs = {gpu_job(1, 0, 7200, 4, {}, 14400), gpu_job(2, 60, 3600, 4, {}, 3600),
+                           gpu_job(3, 120, 7200, 2, {}, 32400)};
+  jobs[0].ran_on_type = "h200";
+  jobs[2].job_class = "ResNet-50";
+  const Run r = run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600});
+  REQUIRE(r.placed.size() == 3);
+  CHECK(type_of(c, r, 0) == "h200");
+  CHECK(type_of(c, r, 1) == "a100");
+  CHECK(type_of(c, r, 2) == "h200");
+  CHECK(r.placed.at(1).partition == 2);  // "a100"
+  CHECK(r.result.outcomes[1].wait() == 0);
+  CHECK(r.result.outcomes[2].start >= r.result.outcomes[0].end);
+  // A typed job is the user's choice: never placed.
+  jobs[1].accel.types = {"h200"};
+  CHECK(run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600}).placed.count(1) == 0);
+}
+
+TEST_CASE("scale_to_load stretches arrivals to the offered accelerator load", "[sim][placement]") {
+  const Cluster c = gpu_cluster();  // 8 accelerators
+  std::vector<Job> jobs = {gpu_job(1, 100, 3600, 4), gpu_job(2, 200, 3600, 4), gpu_job(3, 1100, 3600, 8)};
+  // 16 accelerator-hours over 8 accelerators and a 1000 s submit span.
+  CHECK(offered_load(jobs, c) == Approx(16 * 3600.0 / (8 * 1000.0)));
+  auto factor = scale_to_load(jobs, c, 0.5);
+  REQUIRE(factor.ok());
+  CHECK(*factor == Approx(14.4));
+  CHECK(jobs[0].submit == 100);
+  CHECK(jobs[1].submit == 100 + 1440);
+  CHECK(offered_load(jobs, c) == Approx(0.5));
+  CHECK_FALSE(scale_to_load(jobs, c, 0).ok());
+  std::vector<Job> at_once = {gpu_job(1, 5, 100, 1), gpu_job(2, 5, 100, 1)};
+  CHECK_FALSE(scale_to_load(at_once, c, 0.5).ok());
+}
+
+}  // namespace
+}  // namespace rlsched::sim
