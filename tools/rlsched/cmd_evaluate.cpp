@@ -34,23 +34,32 @@ int run_evaluate(const EvaluateOptions& options) {
   }
 
   const std::vector<std::string> names = expand_policies(options.policies);
+  const std::vector<sim::Placement> placements = options.run.parsed_placements();
+  const std::size_t runs = names.size() * placements.size();
   std::vector<sim::PolicyResult> results;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    auto scorer = policy::make_policy_scorer(names[i], scorer_settings(*inputs));
-    if (!scorer.ok()) return fail(scorer.status());
-    // The bar lives only for the run, so it is erased before any error message is printed.
-    auto result = [&] {
-      ProgressBar bar(names.size() > 1 ? fmt::format("{} [{}/{}]", names[i], i + 1, names.size()) : names[i]);
-      evaluation.progress = bar.callback();
-      auto r = sim::evaluate_policy(inputs->workload, inputs->given_cluster(), **scorer, evaluation);
-      evaluation.progress = nullptr;
-      return r;
-    }();
-    if (!result.ok()) return fail(result.status());
-    results.push_back(std::move(*result));
+  for (const sim::Placement placement : placements) {
+    evaluation.sim.placement.mode = placement;
+    for (const std::string& name : names) {
+      auto scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
+      if (!scorer.ok()) return fail(scorer.status());
+      const std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
+      // The bar lives only for the run, so it is erased before any error message is printed.
+      auto result = [&] {
+        ProgressBar bar(runs > 1 ? fmt::format("{} [{}/{}]", label, results.size() + 1, runs) : label);
+        evaluation.progress = bar.callback();
+        auto r = sim::evaluate_policy(inputs->workload, inputs->given_cluster(), **scorer, evaluation);
+        evaluation.progress = nullptr;
+        return r;
+      }();
+      if (!result.ok()) return fail(result.status());
+      results.push_back(std::move(*result));
+    }
   }
 
-  if (report) print_comparison(stdout, results);
+  if (report) {
+    print_comparison(stdout, results);
+    if (inputs->workload_has_accelerators()) print_placement_comparison(stdout, results);
+  }
   if (!options.run.json.empty()) {
     Status written = write_json(document_json(*inputs, options.run, evaluation, results), options.run.json);
     if (!written.ok()) return fail(written);

@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "rlsched/io/cluster_readers.h"
+#include "rlsched/io/gavel_workload.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/sim/rlscheduler_compat.h"
 #include "rlsched/sim/simulator.h"
@@ -14,6 +17,46 @@
 namespace rlsched::cli {
 
 namespace {
+
+bool gavel_folder(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) &&
+         std::filesystem::exists(std::filesystem::path(path) / "simulation_throughputs.json", ec);
+}
+
+// A Gavel workload brings measured speeds: they replace the speeds the cluster gives its k80, p100 and v100.
+Result<Workload> load_gavel(const RunOptions& options, const io::ReadOptions& read, Inputs& inputs) {
+  if (!inputs.cluster_given)
+    return Status::InvalidInput(fmt::format(
+        "{}: a Gavel workload needs a cluster with k80, p100 and v100 GPUs (--cluster, e.g. "
+        "slurm_conf_examples/gavel-cluster.yaml)",
+        options.trace));
+  io::GavelOptions gavel;
+  gavel.any_of_pods = options.any_of;
+  gavel.read = read;
+  auto derived = io::read_gavel_workload(options.trace, gavel);
+  if (!derived.ok()) return derived.status();
+  for (const AcceleratorType& measured : derived->types) {
+    bool found = false;
+    for (AcceleratorType& t : inputs.cluster.accelerator_types)
+      if (t.name == measured.name && t.gres == measured.gres) {
+        t.speed = measured.speed;
+        t.class_speed = measured.class_speed;
+        found = true;
+      }
+    if (!found)
+      return Status::InvalidInput(fmt::format("{}: cluster has no accelerator type {}:{} (a Gavel workload runs on "
+                                              "gpu:k80, gpu:p100 and gpu:v100)",
+                                              options.cluster, measured.gres, measured.name));
+  }
+  inputs.trace_label = fmt::format("{} (Gavel msr_seed0 jobs, measured speeds of {} job classes{})", options.trace,
+                                   derived->types.front().class_speed.size(),
+                                   options.any_of.empty()
+                                       ? std::string(", any type")
+                                       : fmt::format(", {} jobs restricted by the type sets of {}", derived->constrained,
+                                                     options.any_of));
+  return std::move(derived->workload);
+}
 
 Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
   if (options.trace.empty()) {
@@ -28,7 +71,7 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
   inputs.trace_label = options.trace;
   io::ReadOptions read;
   read.strict = options.strict;
-  auto workload = io::read_workload(options.trace, read);
+  auto workload = gavel_folder(options.trace) ? load_gavel(options, read, inputs) : io::read_workload(options.trace, read);
   if (!workload.ok()) return workload.status();
   if (!options.jobs.empty()) {
     const auto colon = options.jobs.find(':');
@@ -45,6 +88,8 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
   if (workload->jobs.empty())
     return Status::InvalidInput(fmt::format("{}: no usable jobs ({} records, {} skipped)", options.trace,
                                             workload->report.records, workload->report.skipped));
+  if (!options.any_of.empty() && !gavel_folder(options.trace))
+    return Status::InvalidInput("--any-of applies to a Gavel trace folder only");
   return workload;
 }
 
@@ -88,6 +133,12 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     Status status = imply_cluster(options, inputs);
     if (!status.ok()) return status;
   }
+  if (options.load > 0) {
+    const double before = sim::offered_load(inputs.workload.jobs, inputs.cluster);
+    auto factor = sim::scale_to_load(inputs.workload.jobs, inputs.cluster, options.load);
+    if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
+    inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
+  }
   return inputs;
 }
 
@@ -96,6 +147,8 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.protocol = options.parsed_protocol();
   evaluation.sim.backfill = options.parsed_backfill();
   evaluation.sim.bf_max_job_test = options.bf_max_job_test;
+  evaluation.sim.placement.mode = options.parsed_placements().front();
+  evaluation.sim.placement.partitions = options.parsed_placement_partitions();
   if (options.failures_mtbf_hours > 0 && !inputs.workload.jobs.empty()) {
     const auto [first, last] = sim::workload_span(inputs.workload.jobs);
     evaluation.sim.failures = sim::random_failures(inputs.cluster, first, last, options.failures_mtbf_hours,

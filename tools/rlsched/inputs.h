@@ -29,6 +29,12 @@ struct Inputs {
   /// Used for the report, failure schedules and outcome names; evaluate_policy gets it only when given.
   Cluster cluster;
 
+  bool workload_has_accelerators() const {
+    for (const Job& j : workload.jobs)
+      if (j.accel.count > 0) return true;
+    return false;
+  }
+
   /// What to pass to evaluate_policy: null lets the library pick the implied machine exactly as it documents.
   const Cluster* given_cluster() const { return cluster_given ? &cluster : nullptr; }
 };

@@ -48,6 +48,16 @@ std::string protocol_summary(const sim::EvaluationOptions& evaluation) {
   return text;
 }
 
+bool several_placements(const std::vector<sim::PolicyResult>& results) {
+  for (const sim::PolicyResult& r : results)
+    if (r.placement != results.front().placement) return true;
+  return false;
+}
+
+std::string hours(double seconds) {
+  return fixed(seconds / 3600.0, 2);
+}
+
 }  // namespace
 
 void Table::add_column(std::string header, Align align) {
@@ -97,6 +107,10 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
              count(cluster.nodes.size(), "node", "nodes"), count(cluster.total_cpus(), "CPU", "CPUs"),
              count(cluster.partitions.size(), "partition", "partitions"), accelerator_summary(cluster));
   fmt::print(out, "protocol:  {}\n", protocol_summary(evaluation));
+  if (inputs.workload_has_accelerators() && evaluation.protocol == sim::Protocol::kFull)
+    fmt::print(out, "placement: {}{}\n", options.placement,
+               options.placement_partitions.empty() ? std::string()
+                                                    : fmt::format(" (placed jobs go to {})", options.placement_partitions));
   if (options.failures_mtbf_hours > 0)
     fmt::print(out, "failures:  {} node failures (MTBF {} h per node, MTTR {} h, seed {})\n",
                evaluation.sim.failures.size(), options.failures_mtbf_hours, options.failures_mttr_hours, options.seed);
@@ -110,9 +124,11 @@ void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& resu
   for (const char* name : {"avg_bsld", "avg_wait", "p50_wait", "p95_wait", "p99_wait", "max_wait", "util", "frag",
                            "jain", "jobs", "timeouts", "rejected", "sim_s", "jobs/s"})
     table.add_column(name);
+  const bool placements = several_placements(results);
   for (const sim::PolicyResult& r : results) {
     const sim::Metrics& m = r.metrics;
-    table.add_row({r.policy, sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait), secs(m.p50_wait),
+    table.add_row({placements ? fmt::format("{} / {}", r.policy, sim::to_string(r.placement)) : r.policy,
+                   sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait), secs(m.p50_wait),
                    secs(m.p95_wait), secs(m.p99_wait), secs(m.max_wait), fixed(m.utilization, 3),
                    r.protocol == sim::Protocol::kFull ? fixed(m.fragmentation, 3) : "-", fixed(m.jain_fairness, 3),
                    std::to_string(m.jobs), std::to_string(m.timed_out), std::to_string(m.rejected),
@@ -124,10 +140,37 @@ void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& resu
              "jain = fairness of users' slowdowns (1 = even); sim_s = wall-clock seconds of the run\n");
 }
 
+void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results) {
+  if (results.empty() || results.front().protocol != sim::Protocol::kFull) return;
+  Table table;
+  table.add_column("policy", Table::Align::kLeft);
+  table.add_column("placement", Table::Align::kLeft);
+  for (const char* name : {"avg_jct_h", "p95_jct_h", "avg_wait_h", "jct_vs_pred"}) table.add_column(name);
+  for (const sim::AcceleratorTypeMetrics& t : results.front().metrics.per_type) table.add_column("util_" + t.name);
+  for (const char* name : {"accel_frag", "jobs", "timeouts"}) table.add_column(name);
+  for (const sim::PolicyResult& r : results) {
+    const sim::Metrics& m = r.metrics;
+    std::string ratio = "-";
+    for (const sim::PolicyResult& p : results)
+      if (p.policy == r.policy && p.placement == sim::Placement::kPredictive && p.metrics.avg_completion > 0)
+        ratio = fixed(m.avg_completion / p.metrics.avg_completion, 2);
+    std::vector<std::string> row = {r.policy, sim::to_string(r.placement), hours(m.avg_completion),
+                                    hours(m.p95_completion), hours(m.avg_wait), ratio};
+    for (const sim::AcceleratorTypeMetrics& t : m.per_type) row.push_back(fixed(t.utilization, 3));
+    row.insert(row.end(), {fixed(m.accel_fragmentation, 3), std::to_string(m.jobs), std::to_string(m.timed_out)});
+    table.add_row(std::move(row));
+  }
+  fmt::print(out, "\n{}", table.render());
+  fmt::print(out,
+             "\njct = job completion time (wait + run), hours; jct_vs_pred = average jct over that of the predictive "
+             "placement (same policy); util_TYPE = busy share of that type's accelerators over the makespan; "
+             "accel_frag = idle accelerator-time share while a fitting job waited\n");
+}
+
 void print_details(std::FILE* out, const sim::PolicyResult& r) {
   const sim::Metrics& m = r.metrics;
-  fmt::print(out, "policy {}, backfill {}, protocol {}\n\n", r.policy, sim::to_string(r.backfill),
-             sim::to_string(r.protocol));
+  fmt::print(out, "policy {}, backfill {}, protocol {}, placement {}\n\n", r.policy, sim::to_string(r.backfill),
+             sim::to_string(r.protocol), sim::to_string(r.placement));
 
   Table metrics;
   metrics.add_column("metric", Table::Align::kLeft);

@@ -33,6 +33,10 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
 /// `evaluate`'s table: one row per policy.
 void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results);
 
+/// For accelerator workloads: job completion time, utilization per type and fragmentation per policy and placement,
+/// with each row's average completion time over that of the predictive placement of the same policy.
+void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results);
+
 /// `simulate`'s report: every metric, per-accelerator-type metrics, simulator counters.
 void print_details(std::FILE* out, const sim::PolicyResult& result);
 

@@ -34,6 +34,18 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 }  // namespace
 
+std::vector<sim::Placement> RunOptions::parsed_placements() const {
+  std::vector<sim::Placement> out;
+  for (const std::string& name : split_commas(placement))
+    if (auto p = sim::parse_placement(name); p.ok() && std::find(out.begin(), out.end(), *p) == out.end())
+      out.push_back(*p);
+  return out;
+}
+
+std::vector<std::string> RunOptions::parsed_placement_partitions() const {
+  return split_commas(placement_partitions);
+}
+
 CLI::Validator policy_validator(bool list) {
   return CLI::Validator(
       [list](std::string& text) -> std::string {
@@ -63,8 +75,8 @@ std::vector<std::string> expand_policies(const std::string& text) {
 
 void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option*> extra_full_only) {
   app.add_option("--trace", options.trace,
-                 "Workload trace: SWF (.swf, .swf.gz), sacct --parsable2 output or Alibaba pod CSV; "
-                 "default: a built-in synthetic workload")
+                 "Workload trace: SWF (.swf, .swf.gz), sacct --parsable2 output, Alibaba pod CSV, or a folder of "
+                 "Gavel traces and throughputs (docs/placement.md); default: a built-in synthetic workload")
       ->type_name("FILE");
   app.add_option("--jobs", options.jobs,
                  "Only jobs FIRST..FIRST+COUNT-1 of the trace (0-based, file order), e.g. 300000:50000")
@@ -112,8 +124,35 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                             ->type_name("N")
                             ->check(CLI::NonNegativeNumber)
                             ->capture_default_str();
+  CLI::Option* placement = app.add_option("--placement", options.placement,
+                 "How a job allowed several accelerator types gets one: fastest-free, first-fit, recorded, fastest "
+                 "or predictive (job_submit/rlsched's decision); evaluate compares a comma-separated list")
+      ->type_name("LIST")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const std::vector<std::string> names = split_commas(text);
+            if (names.empty()) return "no placement given";
+            for (const std::string& name : names)
+              if (auto p = sim::parse_placement(name); !p.ok()) return p.status().message();
+            return {};
+          },
+          ""))
+      ->capture_default_str();
+  CLI::Option* placement_partitions = app.add_option("--placement-partitions", options.placement_partitions,
+                 "Partitions a placed job that names none may go to (rlsched.yaml placement.partitions); "
+                 "default: those it is eligible for")
+      ->type_name("LIST");
+  app.add_option("--any-of", options.any_of,
+                 "With a Gavel trace folder: Alibaba pod CSV whose gpu_spec sets restrict the jobs' types "
+                 "(docs/placement.md)")
+      ->type_name("CSV");
+  app.add_option("--load", options.load,
+                 "Scale the arrival times so that the offered load (accelerator- or CPU-seconds over capacity and "
+                 "submit span) is this")
+      ->type_name("RHO")
+      ->check(CLI::PositiveNumber);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max});
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 

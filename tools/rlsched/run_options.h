@@ -24,10 +24,16 @@ struct RunOptions {
   std::uint64_t seed = 1;
   int bf_max_job_test = 0;
   std::string json;  ///< empty: no JSON; "-": stdout
+  std::string placement = "fastest-free";  ///< how multi-type jobs get a type; evaluate takes a comma list
+  std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go
+  std::string any_of;                      ///< Alibaba pod CSV giving a Gavel workload's type constraints
+  double load = 0;                         ///< offered load to scale arrivals to; 0: the trace's own arrivals
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
   bool json_to_stdout() const { return json == "-"; }
+  std::vector<sim::Placement> parsed_placements() const;
+  std::vector<std::string> parsed_placement_partitions() const;
 };
 
 /// Adds the shared options to `app`, bound to `options`, with validators that turn bad values into usage errors.
