@@ -85,6 +85,18 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
   }
   if (m.jobs == 0) return m;
 
+  // Busy accelerator-time while jobs were still arriving: the steady state, free of the drain at the end (with
+  // heavy-tailed jobs, one long job stretches the makespan and makes utilization over it say little).
+  Seconds last_submit = first_submit;
+  for (const JobOutcome& o : outcomes)
+    if (o.ran()) last_submit = std::max(last_submit, o.submit);
+  std::vector<double> type_busy_arriving(types.size(), 0.0);
+  for (const JobOutcome& o : outcomes)
+    if (o.ran() && o.accelerator_type >= 0 && o.accelerator_type < static_cast<int>(types.size())) {
+      const Seconds from = std::max(o.start, first_submit), to = std::min(o.end, last_submit);
+      if (to > from) type_busy_arriving[o.accelerator_type] += double(o.accelerators) * double(to - from);
+    }
+
   const double n = static_cast<double>(m.jobs);
   double sum_wait = 0, sum_completion = 0;
   for (double w : waits) sum_wait += w;
@@ -115,6 +127,8 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
     tm.avg_wait = type_jobs[t] ? type_wait[t] / static_cast<double>(type_jobs[t]) : 0;
     const int capacity = t < accel_capacity.size() ? accel_capacity[t] : 0;
     if (capacity > 0 && m.makespan > 0) tm.utilization = type_busy[t] / (capacity * m.makespan);
+    if (capacity > 0 && last_submit > first_submit)
+      tm.utilization_arriving = type_busy_arriving[t] / (capacity * double(last_submit - first_submit));
     m.per_type.push_back(std::move(tm));
   }
   return m;

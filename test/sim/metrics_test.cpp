@@ -57,3 +57,19 @@ TEST_CASE("metrics from outcomes: waits, slowdown, utilization, fairness, states
   // user a: bsld 1 and 2 -> 1.5; user b: 1. Jain = (2.5)^2 / (2 * (2.25 + 1)).
   CHECK(m.jain_fairness == Approx(6.25 / 6.5));
 }
+
+TEST_CASE("per-type utilization over the makespan and while jobs arrive") {
+  std::vector<Job> jobs(3);
+  std::vector<AcceleratorType> types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}};
+  // Submits 0..1000. h200 (4 accelerators): 4 busy over [0, 500), then 2 over [900, 3000). a100 (4): idle.
+  std::vector<JobOutcome> out = {ran(0, 0, 0, 500), ran(1, 900, 900, 3000), ran(2, 1000, 1000, 1000)};
+  out[0].accelerators = 4;
+  out[0].accelerator_type = 0;
+  out[1].accelerators = 2;
+  out[1].accelerator_type = 0;
+  const Metrics m = compute_metrics(jobs, out, 8, types, {4, 4});
+  REQUIRE(m.per_type.size() == 2);
+  CHECK(m.per_type[0].utilization == Approx((4 * 500.0 + 2 * 2100.0) / (4 * 3000.0)));
+  CHECK(m.per_type[0].utilization_arriving == Approx((4 * 500.0 + 2 * 100.0) / (4 * 1000.0)));
+  CHECK(m.per_type[1].utilization_arriving == 0.0);
+}

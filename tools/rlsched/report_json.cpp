@@ -18,6 +18,7 @@ json result_json(const sim::PolicyResult& r) {
   json j = {
       {"policy", r.policy},
       {"backfill", sim::to_string(r.backfill)},
+      {"placement", sim::to_string(r.placement)},
       {"protocol", sim::to_string(r.protocol)},
       {"avg_bsld", m.avg_bsld},
       {"avg_wait", m.avg_wait},
@@ -47,7 +48,8 @@ json result_json(const sim::PolicyResult& r) {
   j["accel_fragmentation"] = timeline ? json(m.accel_fragmentation) : json(nullptr);
   json per_type = json::array();
   for (const sim::AcceleratorTypeMetrics& t : m.per_type)
-    per_type.push_back({{"name", t.name}, {"jobs", t.jobs}, {"avg_wait", t.avg_wait}, {"utilization", t.utilization}});
+    per_type.push_back({{"name", t.name}, {"jobs", t.jobs}, {"avg_wait", t.avg_wait}, {"utilization", t.utilization},
+                        {"utilization_arriving", t.utilization_arriving}});
   j["per_type"] = std::move(per_type);
   if (r.protocol == sim::Protocol::kRlScheduler) {
     j["sequence_bsld"] = r.sequence_bsld;

@@ -156,14 +156,15 @@ void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyRes
         ratio = fixed(m.avg_completion / p.metrics.avg_completion, 2);
     std::vector<std::string> row = {r.policy, sim::to_string(r.placement), hours(m.avg_completion),
                                     hours(m.p95_completion), hours(m.avg_wait), ratio};
-    for (const sim::AcceleratorTypeMetrics& t : m.per_type) row.push_back(fixed(t.utilization, 3));
+    for (const sim::AcceleratorTypeMetrics& t : m.per_type) row.push_back(fixed(t.utilization_arriving, 3));
     row.insert(row.end(), {fixed(m.accel_fragmentation, 3), std::to_string(m.jobs), std::to_string(m.timed_out)});
     table.add_row(std::move(row));
   }
   fmt::print(out, "\n{}", table.render());
   fmt::print(out,
              "\njct = job completion time (wait + run), hours; jct_vs_pred = average jct over that of the predictive "
-             "placement (same policy); util_TYPE = busy share of that type's accelerators over the makespan; "
+             "placement (same policy); util_TYPE = busy share of that type's accelerators while jobs arrive (first to last "
+             "submit); "
              "accel_frag = idle accelerator-time share while a fitting job waited\n");
 }
 
@@ -209,8 +210,10 @@ void print_details(std::FILE* out, const sim::PolicyResult& r) {
     types.add_column("jobs");
     types.add_column("avg_wait");
     types.add_column("utilization");
+    types.add_column("util_arriving");
     for (const sim::AcceleratorTypeMetrics& t : m.per_type)
-      types.add_row({t.name, std::to_string(t.jobs), secs(t.avg_wait), fixed(t.utilization, 4)});
+      types.add_row({t.name, std::to_string(t.jobs), secs(t.avg_wait), fixed(t.utilization, 4),
+                     fixed(t.utilization_arriving, 4)});
     fmt::print(out, "\n{}", types.render());
   }
 

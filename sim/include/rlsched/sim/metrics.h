@@ -14,6 +14,8 @@ struct AcceleratorTypeMetrics {
   std::size_t jobs = 0;
   double avg_wait = 0;
   double utilization = 0;  ///< busy accelerator-seconds / (accelerators of this type * makespan)
+  /// The same between the first and the last submit (while jobs arrive: the steady state, without the final drain)
+  double utilization_arriving = 0;
 };
 
 struct Metrics {
