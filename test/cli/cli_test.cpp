@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rlsched/io/cluster_readers.h"
+#include "rlsched/io/gavel_workload.h"
+#include "rlsched/plugin_config.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
@@ -387,4 +389,70 @@ TEST_CASE("simulate with random node failures requeues jobs") {
 
   const Run no_mtbf = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "fcfs", "--failures-mttr", "1"});
   CHECK(no_mtbf.exit_code == 2);
+}
+
+TEST_CASE("evaluate --placement on a Gavel folder matches the library placement by placement") {
+  TempDir dir;
+  const std::string out = dir.file("placements.json");
+  const std::string gavel = kData + "/gavel", cluster_file = std::string(RLSCHED_SOURCE_DIR) +
+                                                             "/slurm_conf_examples/gavel-cluster.yaml";
+  const Run run = run_cli({"evaluate", "--trace", gavel, "--any-of", gavel + "/pods.csv", "--cluster", cluster_file,
+                           "--load", "0.8", "--policies", "fcfs", "--placement", "first-fit,fastest,predictive",
+                           "--placement-partitions", "k80,p100,v100", "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "Gavel msr_seed0 jobs, measured speeds of"));
+  CHECK(contains(run.out, "arrivals scaled"));
+  CHECK(contains(run.out, "jct_vs_pred"));
+  CHECK(contains(run.out, "fcfs / first-fit"));
+
+  // The same through the library: the derived workload, its measured speeds on the cluster, the load.
+  rlsched::io::GavelOptions g;
+  g.any_of_pods = gavel + "/pods.csv";
+  auto derived = rlsched::io::read_gavel_workload(gavel, g);
+  REQUIRE(derived.ok());
+  auto cluster = rlsched::io::read_cluster(cluster_file);
+  REQUIRE(cluster.ok());
+  for (auto& t : cluster->accelerator_types)
+    for (const auto& m : derived->types)
+      if (m.name == t.name) {
+        t.speed = m.speed;
+        t.class_speed = m.class_speed;
+      }
+  REQUIRE(rlsched::sim::scale_to_load(derived->workload.jobs, *cluster, 0.8).ok());
+  const json doc = json::parse(slurp(out));
+  REQUIRE(doc.at("results").size() == 3);
+  const char* names[] = {"first-fit", "fastest", "predictive"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    EvaluationOptions options;
+    options.sim.placement = {*rlsched::sim::parse_placement(names[i]), {"k80", "p100", "v100"}, 3600};
+    const PolicyResult want = evaluate(derived->workload, &*cluster, "fcfs", options);
+    CHECK(doc["results"][i].at("placement") == names[i]);
+    check_result(doc["results"][i], want);
+  }
+}
+
+TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts") {
+  TempDir dir;
+  const std::string yaml = dir.file("speeds.yaml");
+  const Run run = run_cli({"speeds", "--sacct", kData + "/sacct/speeds.txt", "--output", yaml});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.err, "2 classes with speeds, 2 left out"));
+  auto config = rlsched::config::parse_plugin_config(slurp(yaml), "speeds.yaml");
+  INFO(slurp(yaml));
+  REQUIRE(config.ok());
+  CHECK(config->classify("cnn", "proj", "alice") == "cnn");
+  CHECK(config->classify("etl", "proj", "alice").empty());
+  const rlsched::AcceleratorType* h200 = config->find_type("h200", "gpu");
+  REQUIRE(h200);
+  // cnn runs twice as fast on h200 as on a100 (median 2025 vs 1000 s at 4 GPUs, 1200 vs 600 at 8), to 3 digits.
+  CHECK(h200->speed_for("cnn") == Approx(2.01).margin(0.005));
+  CHECK(config->warnings.empty());
+
+  const Run missing = run_cli({"speeds", "--sacct", kData + "/sacct/nope.txt"});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "nope.txt"));
+  const Run nothing = run_cli({"speeds", "--sacct", kSmallSwf});
+  CHECK(nothing.exit_code == 1);
 }

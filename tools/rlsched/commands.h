@@ -22,6 +22,7 @@ using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_evaluate(CLI::App& app);
 CommandRunner setup_simulate(CLI::App& app);
+CommandRunner setup_speeds(CLI::App& app);
 CommandRunner setup_train(CLI::App& app);
 
 /// The command line rlsched was started with, words joined by spaces (for records such as model cards).

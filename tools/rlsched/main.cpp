@@ -23,6 +23,8 @@ const std::vector<CommandSpec>& command_table() {
        rlsched::cli::setup_simulate},
       {"train", "Train a ranking policy with PPO in the simulator and write it as a TorchScript model",
        rlsched::cli::setup_train},
+      {"speeds", "Learn per-class accelerator speeds from sacct history, as rlsched.yaml job_classes",
+       rlsched::cli::setup_speeds},
   };
   return table;
 }
