@@ -184,6 +184,9 @@ TEST_CASE("the shipped example config is valid", "[config]") {
   CHECK(c->mode == Mode::kShadow);
   CHECK(c->find_type("h200", "gpu"));
   CHECK(c->find_type("910b", "npu"));
+  CHECK(c->classify("llama-70b", "nlp", "alice") == "llm-pretrain");
+  CHECK(c->find_type("h200", "gpu")->speed_for("embedding") == 1.1);
+  CHECK(c->warnings.empty());
 }
 
 TEST_CASE("config and model files others could write are refused", "[config][trust]") {

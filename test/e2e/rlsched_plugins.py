@@ -24,6 +24,10 @@ LAB_ACCELERATOR_TYPES = [
     {"name": "a100", "gres": "gpu", "speed": 1.0},
     {"name": "910b", "gres": "npu", "speed": 0.8},
 ]
+# A class that gains nothing from the H200 (memory bound): placed on an idle A100 rather than an idle H200.
+LAB_JOB_CLASSES = [
+    {"name": "membound", "match": {"job_name": "membound-*"}, "speeds": {"h200": 0.9, "a100": 1.0, "910b": 0.5}},
+]
 
 
 def plugin_dirs_from_env() -> list[str]:
@@ -106,6 +110,7 @@ def rlsched_config(mode: str = "enforce", model: str | Path | None = None, fallb
         "score_scale": 10000,
         "reload_check_interval": 2,
         "accelerator_types": LAB_ACCELERATOR_TYPES,
+        "job_classes": LAB_JOB_CLASSES,
         "placement": {"enabled": True, "map_typeless": True, "reject_impossible": True, "record": "admin_comment"},
     }
     if model is not None:

@@ -152,6 +152,15 @@ def test_typeless_gpu_job_goes_to_a100_while_h200_is_busy(lab: Lab) -> None:
         cancel(lab, blocker)
 
 
+def test_job_class_speeds_decide_the_type(lab: Lab) -> None:
+    """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide."""
+    job = lab.sbatch("-J", "membound-embed", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
+    info = lab.job(job)
+    assert info["TresPerNode"] == "gres:gpu:a100:2", info
+    assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:a100:2 (class membound):"), info
+    assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
+
+
 def test_impossible_request_is_refused_by_sbatch_with_the_plugins_message(lab: Lab) -> None:
     message = lab.sbatch_refused("-J", "too-big", "--gres=gpu:16", wrap="true")
     assert "rlsched: cannot place gpu:16: no partition has 16 gpu (any type); most is 4 gpu:h200" in message, message
