@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -49,8 +50,11 @@ Result<Workload> load_gavel(const RunOptions& options, const io::ReadOptions& re
                                               "gpu:k80, gpu:p100 and gpu:v100)",
                                               options.cluster, measured.gres, measured.name));
   }
+  std::set<std::string> classes;
+  for (const AcceleratorType& t : derived->types)
+    for (const auto& [name, speed] : t.class_speed) classes.insert(name);
   inputs.trace_label = fmt::format("{} (Gavel msr_seed0 jobs, measured speeds of {} job classes{})", options.trace,
-                                   derived->types.front().class_speed.size(),
+                                   classes.size(),
                                    options.any_of.empty()
                                        ? std::string(", any type")
                                        : fmt::format(", {} jobs restricted by the type sets of {}", derived->constrained,
