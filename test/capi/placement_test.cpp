@@ -255,6 +255,22 @@ TEST_CASE("queue load: pending work drains at the type's speed, running work is 
   CHECK(parts[1].pools[1].running_work == 0.0);
 }
 
+TEST_CASE("queue load keeps many distinct requests apart", "[placement]") {
+  // 40 classes (more than a scan covers), each queued twice, interleaved: each class's work at its own speed.
+  Options o = speeds();
+  for (int c = 0; c < 40; ++c) o.types[0].class_speed["c" + std::to_string(c)] = 1.0 + c;
+  std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 16, 16)})};
+  QueueLoad load(o);
+  double want = 0;
+  for (int round = 0; round < 2; ++round)
+    for (int c = 0; c < 40; ++c) {
+      load.add_pending("gpu", "", 2, 3600, "c" + std::to_string(c));
+      want += 2 * 3600 / (1.0 + c);
+    }
+  load.apply(parts);
+  CHECK(parts[0].pools[0].pending_work == Approx(want));
+}
+
 TEST_CASE("no time limit: the partition's MaxTime, else the default", "[placement]") {
   const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 8, 8)}, 4 * 3600)};
   CHECK(place(gpus(1, {}, 0), parts, speeds()).run == Approx(4 * 3600 / 2.0));

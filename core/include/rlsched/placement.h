@@ -125,10 +125,12 @@ class QueueLoad {
     std::vector<Running> running;  // time left depends on each pool's speed: kept per job
   };
   Work& slot(std::string_view gres, std::string_view types, std::string_view job_class);
+  static constexpr std::size_t kScanLimit = 16;
   const Options& options_;
   std::vector<Work> work_;
+  std::size_t last_ = 0;  // index of the Work hit last
   std::string key_;
-  std::map<std::string, std::size_t, std::less<>> index_;
+  std::map<std::string, std::size_t, std::less<>> index_;  // built once work_ outgrows kScanLimit
 };
 
 /// `count` accelerators of type `from` (reference accelerators when `from` is empty) as devices of type `to`:

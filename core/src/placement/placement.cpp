@@ -67,15 +67,26 @@ int scaled_count(const Options& o, int count, std::string_view gres_from, std::s
 }
 
 QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types, std::string_view job_class) {
-  key_.assign(gres);
-  key_ += '\x1f';
-  key_.append(types);
-  key_ += '\x1f';
-  key_.append(job_class);
-  const auto it = index_.find(key_);
-  if (it != index_.end()) return work_[it->second];
-  index_.emplace(key_, work_.size());
+  // A queue holds a handful of distinct requests: the last one hit, then a scan, and a map only beyond that.
+  auto same = [&](const Work& w) { return w.gres == gres && w.types == types && w.job_class == job_class; };
+  if (last_ < work_.size() && same(work_[last_])) return work_[last_];
+  if (work_.size() <= kScanLimit) {
+    for (std::size_t i = 0; i < work_.size(); ++i)
+      if (same(work_[i])) return work_[last_ = i];
+  } else {
+    key_.assign(gres);
+    key_ += '\x1f';
+    key_.append(types);
+    key_ += '\x1f';
+    key_.append(job_class);
+    if (const auto it = index_.find(key_); it != index_.end()) return work_[last_ = it->second];
+  }
+  last_ = work_.size();
   work_.push_back(Work{std::string(gres), std::string(types), std::string(job_class), 0, {}});
+  if (work_.size() > kScanLimit) {  // (re)build the index once the scan gets long
+    for (std::size_t i = index_.size(); i < work_.size(); ++i)
+      index_.emplace(work_[i].gres + '\x1f' + work_[i].types + '\x1f' + work_[i].job_class, i);
+  }
   return work_.back();
 }
 
