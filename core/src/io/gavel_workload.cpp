@@ -242,7 +242,8 @@ Result<GavelWorkload> read_gavel_workload(const std::string& dir, const GavelOpt
   for (int t = 0; t < kTypeCount; ++t) {
     double sum = 0;
     for (const auto& [cls, speed] : out.types[t].class_speed) sum += std::log(speed);
-    out.types[t].speed = out.types[t].class_speed.empty() ? 1.0 : std::exp(sum / out.types[t].class_speed.size());
+    const auto classes = static_cast<double>(out.types[t].class_speed.size());
+    out.types[t].speed = classes > 0 ? std::exp(sum / classes) : 1.0;
   }
   return out;
 }
