@@ -456,3 +456,52 @@ TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts
   const Run nothing = run_cli({"speeds", "--sacct", kSmallSwf});
   CHECK(nothing.exit_code == 1);
 }
+
+TEST_CASE("promote installs a verified model by rename and keeps the one it replaces; rollback puts it back") {
+  TempDir dir;
+  const std::string models = std::string(RLSCHED_SOURCE_DIR) + "/policy_models";
+  const std::string first = models + "/lublin1-easy/policy.pt", second = models + "/default/policy.pt";
+  const std::string model = dir.file("policy.pt");
+
+  Run run = run_cli({"promote", first, "--model", model});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(slurp(model) == slurp(first));
+  CHECK(slurp(dir.file("policy.md")) == slurp(models + "/lublin1-easy/policy.md"));  // the card travels along
+  CHECK_FALSE(fs::exists(model + ".previous"));
+
+  run = run_cli({"promote", second, "--model", model});
+  REQUIRE(run.exit_code == 0);
+  CHECK(slurp(model) == slurp(second));
+  CHECK(slurp(model + ".previous") == slurp(first));
+  CHECK(contains(run.out, "kept the model it replaced as " + model + ".previous"));
+  CHECK((fs::status(model).permissions() & fs::perms::others_write) == fs::perms::none);
+
+  // A candidate that does not verify changes nothing, and leaves no temporary file behind.
+  const std::string bad = dir.file("bad.pt");
+  std::ofstream(bad) << "not a model";
+  run = run_cli({"promote", bad, "--model", model});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "candidate refused: " + bad));
+  CHECK(slurp(model) == slurp(second));
+  CHECK(slurp(model + ".previous") == slurp(first));
+  for (const auto& entry : fs::directory_iterator(dir.path))
+    CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+
+  run = run_cli({"rollback", "--model", model});
+  REQUIRE(run.exit_code == 0);
+  CHECK(slurp(model) == slurp(first));
+  CHECK(slurp(model + ".rolled-back") == slurp(second));
+  CHECK_FALSE(fs::exists(model + ".previous"));
+  run = run_cli({"rollback", "--model", model});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "no previous model to roll back to"));
+
+  // The model path from rlsched.yaml.
+  const std::string config = dir.file("rlsched.yaml");
+  std::ofstream(config) << "model: " << model << "\n";
+  run = run_cli({"promote", second, "--config", config});
+  REQUIRE(run.exit_code == 0);
+  CHECK(slurp(model) == slurp(second));
+  CHECK(run_cli({"rollback"}).exit_code == 2);  // neither --model nor --config
+}

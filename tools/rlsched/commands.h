@@ -21,6 +21,8 @@ using CommandRunner = std::function<int()>;
 using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_evaluate(CLI::App& app);
+CommandRunner setup_promote(CLI::App& app);
+CommandRunner setup_rollback(CLI::App& app);
 CommandRunner setup_simulate(CLI::App& app);
 CommandRunner setup_speeds(CLI::App& app);
 CommandRunner setup_train(CLI::App& app);

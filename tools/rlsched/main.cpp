@@ -25,6 +25,9 @@ const std::vector<CommandSpec>& command_table() {
        rlsched::cli::setup_train},
       {"speeds", "Learn per-class accelerator speeds from sacct history, as rlsched.yaml job_classes",
        rlsched::cli::setup_speeds},
+      {"promote", "Install a verified model where the Slurm plugin serves it (hot reload), keeping the current one",
+       rlsched::cli::setup_promote},
+      {"rollback", "Put back the model the last promote replaced", rlsched::cli::setup_rollback},
   };
   return table;
 }
