@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "rlsched/io/cluster_readers.h"
@@ -504,4 +505,27 @@ TEST_CASE("promote installs a verified model by rename and keeps the one it repl
   REQUIRE(run.exit_code == 0);
   CHECK(slurp(model) == slurp(second));
   CHECK(run_cli({"rollback"}).exit_code == 2);  // neither --model nor --config
+}
+
+TEST_CASE("import-sacct summarises a dump as the reader reads it and names what the cluster cannot run") {
+  const std::string dump = kData + "/sacct/edge_cases.txt";
+  const Run run = run_cli({"import-sacct", dump, "--cluster", kLabYaml});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const Workload w = read(dump);
+  CHECK(contains(run.out, fmt::format("records:   {} data lines: {} jobs, {} merged", w.report.records,
+                                      w.report.used, w.report.merged)));
+  CHECK(contains(run.out, fmt::format("{} skipped", w.report.skipped)));
+  for (const std::string& why : w.report.reasons) CHECK(contains(run.out, "  skipped: " + why));
+  // The simulator's own verdict on the same jobs and cluster.
+  auto cluster = rlsched::io::read_cluster(kLabYaml);
+  REQUIRE(cluster.ok());
+  const PolicyResult r = evaluate(w, &*cluster, "fcfs");
+  CHECK(contains(run.out, fmt::format("{} of {} jobs could run there", w.jobs.size() - r.metrics.rejected,
+                                      w.jobs.size())));
+  for (const auto& [why, n] : r.counters.rejections) CHECK(contains(run.out, fmt::format("  {} jobs: {}", n, why)));
+
+  const Run strict = run_cli({"import-sacct", dump, "--strict"});
+  CHECK(strict.exit_code == 1);
+  CHECK(contains(strict.err, w.report.reasons.front().substr(0, 40)));
 }

@@ -21,6 +21,7 @@ using CommandRunner = std::function<int()>;
 using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_evaluate(CLI::App& app);
+CommandRunner setup_import_sacct(CLI::App& app);
 CommandRunner setup_promote(CLI::App& app);
 CommandRunner setup_rollback(CLI::App& app);
 CommandRunner setup_simulate(CLI::App& app);

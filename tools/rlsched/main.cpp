@@ -23,6 +23,8 @@ const std::vector<CommandSpec>& command_table() {
        rlsched::cli::setup_simulate},
       {"train", "Train a ranking policy with PPO in the simulator and write it as a TorchScript model",
        rlsched::cli::setup_train},
+      {"import-sacct", "Check a sacct dump and summarise what it holds before training on it",
+       rlsched::cli::setup_import_sacct},
       {"speeds", "Learn per-class accelerator speeds from sacct history, as rlsched.yaml job_classes",
        rlsched::cli::setup_speeds},
       {"promote", "Install a verified model where the Slurm plugin serves it (hot reload), keeping the current one",
