@@ -3,6 +3,7 @@
 
 #include "networks.h"
 #include "ppo.h"
+#include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/sim/evaluation.h"
@@ -10,6 +11,8 @@
 #include "rollout.h"
 
 // Last: libtorch pulls in glog, whose CHECK would otherwise replace Catch's.
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 using namespace rlsched;
@@ -182,6 +185,45 @@ TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio
   CHECK(result->best_validation_cost_ratio == Approx(ratio).epsilon(0.02));
 }
 
+TEST_CASE("with a given cluster, selection runs on it and the card names it") {
+  // Lublin-1 on a larger machine (320 one-CPU nodes): the held-back jobs queue less than on the implied 256.
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+  const std::string cluster_file = std::string(P_tmpdir) + "/rlsched_train_larger.yaml";
+  std::ofstream(cluster_file) << "cluster: larger\nnodes:\n  - {name: \"n[001-320]\", cpus: 1}\n"
+                                 "partitions:\n  - {name: batch, nodes: ALL, default: true}\n";
+  TrainConfig c;
+  c.traces = {trace};
+  c.cluster = cluster_file;
+  c.select_on_slurm = true;
+  c.imitation_epochs = 2;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.sequence_length = 128;
+  c.validation_sequences = 1;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.output = std::string(P_tmpdir) + "/rlsched_train_larger.pt";
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  auto cluster = io::read_cluster(cluster_file);
+  REQUIRE(cluster.ok());
+  auto model = policy::make_policy_scorer("model:" + c.output);
+  auto reference = make_scorer(c.reference);
+  auto workload = io::read_swf(trace);
+  REQUIRE((model.ok() && reference.ok() && workload.ok()));
+  Workload held_back = *workload;
+  held_back.jobs.assign(workload->jobs.begin() + static_cast<std::ptrdiff_t>(workload->jobs.size() * 8 / 10),
+                        workload->jobs.end());
+  auto learned = sim::evaluate_policy(held_back, &*cluster, **model, {});
+  auto ref = sim::evaluate_policy(held_back, &*cluster, **reference, {});
+  REQUIRE((learned.ok() && ref.ok()));
+  CHECK(result->best_validation_cost_ratio == Approx(learned->metrics.avg_bsld / ref->metrics.avg_bsld).epsilon(0.02));
+  std::ifstream card(std::string(P_tmpdir) + "/rlsched_train_larger.md");
+  const std::string text((std::istreambuf_iterator<char>(card)), std::istreambuf_iterator<char>());
+  CHECK(text.find(cluster_file) != std::string::npos);
+}
+
 TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   TrainConfig c;
@@ -220,4 +262,7 @@ TEST_CASE("bad training input is refused with a clear message") {
   CHECK(short_trace.status().message().find("too few for training and validation sequences") != std::string::npos);
   c.reference = "nope";
   CHECK(train_policy(c).status().message().find("unknown policy 'nope'") == 0);
+  c.reference = "f1";
+  c.traces = {std::string(RLSCHED_TEST_DATA) + "/sacct/speeds.txt"};  // accelerator jobs: the cluster is needed
+  CHECK_THAT(train_policy(c).status().message(), Catch::Contains("give the cluster it ran on: --slurm-conf"));
 }

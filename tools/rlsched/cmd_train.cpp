@@ -55,10 +55,22 @@ int run_train(TrainOptions& options) {
 CommandRunner setup_train(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   train::TrainConfig& c = options->config;
-  app.add_option("--trace", c.traces, "Training trace (repeat for several); the last part of each is held back")
+  auto* trace = app.add_option("--trace", c.traces,
+                                "Training trace (repeat for several); the last part of each is held back")
+                   ->type_name("FILE")
+                   ->check(CLI::ExistingFile);
+  auto* sacct = app.add_option("--sacct", c.traces,
+                               "A sacct --parsable2 dump of your cluster to train on (docs/sacct.md); same as --trace")
+                   ->type_name("DUMP")
+                   ->check(CLI::ExistingFile);
+  app.add_option("--slurm-conf,--cluster", c.cluster,
+                 "The cluster the traces ran on: slurm.conf (gres.conf beside it is read too) or cluster YAML; "
+                 "needed for dumps with accelerator jobs")
       ->type_name("FILE")
-      ->required()
       ->check(CLI::ExistingFile);
+  app.callback([trace, sacct] {
+    if (trace->count() == 0 && sacct->count() == 0) throw CLI::RequiredError("--trace or --sacct");
+  });
   app.add_option("--output", c.output, "Model file to write (TorchScript; a model card .md is written beside it)")
       ->type_name("MODEL")
       ->required();

@@ -45,7 +45,8 @@ nlohmann::json training_record(const ExportInfo& info) {
                     {"jobs", t.prepared.jobs.size()},
                     {"train_jobs", t.train_end},
                     {"validation_jobs", t.prepared.jobs.size() - t.train_end},
-                    {"machine", fmt::format("{} nodes x {} CPUs", t.prepared.nodes, t.prepared.procs_per_node)}});
+                    {"machine", fmt::format("{} nodes x {} CPUs", t.prepared.nodes, t.prepared.procs_per_node)},
+                    {"cluster", c.cluster.empty() ? std::string("implied by the trace") : c.cluster}});
   nlohmann::json table = nlohmann::json::array();
   for (const ValidationRow& r : info.table)
     table.push_back({{"policy", r.policy}, {"avg_bsld", r.avg_bsld}, {"avg_wait", r.avg_wait},
@@ -98,6 +99,9 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   for (const TraceSplit& t : info.traces)
     md += fmt::format("| {} | {} | first {} | last {} | {} nodes x {} CPUs |\n", t.path, t.prepared.jobs.size(),
                       t.train_end, t.prepared.jobs.size() - t.train_end, t.prepared.nodes, t.prepared.procs_per_node);
+  md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")
+                          : fmt::format("\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
+                                        "run on it).\n", c.cluster);
   md += fmt::format(
       "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
       "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "
@@ -149,10 +153,11 @@ std::string protocol_evaluations(const ExportInfo& info) {
   policies.push_back(std::move(*model));
 
   std::string md;
-  auto table = [&](const std::string& title, const Workload& workload, sim::EvaluationOptions options) {
+  auto table = [&](const std::string& title, const Workload& workload, const Cluster* cluster,
+                   sim::EvaluationOptions options) {
     std::string rows;
     for (const auto& p : policies) {
-      auto r = sim::evaluate_policy(workload, nullptr, *p, options);
+      auto r = sim::evaluate_policy(workload, cluster, *p, options);
       if (!r.ok()) return;  // e.g. too short for the protocol: no table
       const bool learned = p.get() == policies.back().get();
       rows += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} |\n", learned ? "**this model**" : p->name(),
@@ -168,14 +173,14 @@ std::string protocol_evaluations(const ExportInfo& info) {
       o.protocol = sim::Protocol::kRlScheduler;
       o.sim.backfill = b;
       table(fmt::format("{}: RLScheduler's protocol (10 x 1,024 jobs), backfill {}", t.path, sim::to_string(b)),
-            t.workload, o);
+            t.workload, nullptr, o);
     }
     const Workload held_back = held_back_workload(t);
     sim::EvaluationOptions o;
     o.sim.backfill = info.config.backfill;
     table(fmt::format("{}: full Slurm model over the {} held-back jobs, backfill {}", t.path, held_back.jobs.size(),
                       sim::to_string(info.config.backfill)),
-          held_back, o);
+          held_back, t.cluster.get(), o);
   }
   return md.empty() ? md : "\n## Evaluation against the heuristics\n" + md;
 }

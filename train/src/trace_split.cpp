@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/sim/evaluation.h"
 
@@ -10,9 +11,15 @@ namespace rlsched::train {
 Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config) {
   auto workload = io::read_workload(path);
   if (!workload.ok()) return workload.status();
-  auto cluster = sim::implied_cluster(*workload);
-  if (!cluster.ok()) return cluster.status();
   TraceSplit t;
+  if (!config.cluster.empty()) {
+    auto given = io::read_cluster(config.cluster);
+    if (!given.ok()) return given.status();
+    t.cluster = std::make_shared<const Cluster>(std::move(*given));
+  }
+  auto cluster = t.cluster ? Result<Cluster>(*t.cluster) : sim::implied_cluster(*workload);
+  if (!cluster.ok())
+    return Status::InvalidInput(fmt::format("{} (give the cluster it ran on: --slurm-conf)", cluster.status().message()));
   t.path = path;
   t.workload = std::move(*workload);
   // One CPU per simulated node: allocation by CPU, as Slurm's cons_tres does, not RLScheduler's whole nodes (which

@@ -1,9 +1,11 @@
 // A training trace: read, prepared for the simulator, and split into the jobs trained on and the jobs held back.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "rlsched/cluster.h"
 #include "rlsched/job.h"
 #include "rlsched/sim/rlscheduler_compat.h"
 #include "rlsched/status.h"
@@ -17,6 +19,8 @@ struct TraceSplit {
   sim::CompatWorkload prepared;
   std::size_t train_end = 0;                   ///< jobs [0, train_end) are trained on, the rest validate
   std::vector<std::size_t> validation_starts;  ///< first jobs of the validation sequences
+  /// The cluster the trace ran on (TrainConfig::cluster); null: the one the trace implies.
+  std::shared_ptr<const Cluster> cluster;
 };
 
 /// Reads `path` and splits it by config.validation_share. \return InvalidInput when the trace is too short for one

@@ -98,8 +98,9 @@ class Trainer {
     if (config_.select_on_slurm) {
       for (const TraceSplit& t : traces_) held_back_.push_back(held_back_workload(t));
       held_back_reference_.resize(held_back_.size());
-      parallel_for(held_back_.size(), threads_,
-                   [&](std::size_t i) { held_back_reference_[i] = slurm_metric(held_back_[i], *reference_); });
+      parallel_for(held_back_.size(), threads_, [&](std::size_t i) {
+        held_back_reference_[i] = slurm_metric(held_back_[i], traces_[i].cluster.get(), *reference_);
+      });
     }
   }
 
@@ -251,6 +252,10 @@ class Trainer {
     // leave it out of the model.
     std::vector<char> used(features::kFeatureCount, 0);
     for (std::size_t k = 0; k < features::kFeatureCount; ++k) used[k] = raw_spread(demos, k) > 1e-6 ? 1 : 0;
+    if (std::find(used.begin(), used.end(), 1) == used.end())
+      return Status::InvalidInput(
+          "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "
+          "for each other): nothing to learn from; train on a busier or longer trace");
     nets_->set_used_features(used);
     std::mt19937_64 rng = stream(config_.seed, ~0ull, ~0ull);
     for (int pass = 0; pass < config_.imitation_epochs; ++pass)
@@ -290,10 +295,10 @@ class Trainer {
 
   /// Mean over validation sequences of the greedy policy's cost / the reference's cost.
   /// The objective's metric for `scorer` over `workload` in the Slurm model (lower is better).
-  double slurm_metric(const Workload& workload, const Scorer& scorer) const {
+  double slurm_metric(const Workload& workload, const Cluster* cluster, const Scorer& scorer) const {
     sim::EvaluationOptions options;
     options.sim.backfill = config_.backfill;
-    auto r = sim::evaluate_policy(workload, nullptr, scorer, options);
+    auto r = sim::evaluate_policy(workload, cluster, scorer, options);
     if (!r.ok()) return 1.0;  // too few jobs to evaluate: a neutral ratio
     switch (config_.objective) {
       case Objective::kWait: return std::max(r->metrics.avg_wait, 1e-9);
@@ -308,7 +313,7 @@ class Trainer {
       std::vector<double> ratio(held_back_.size());
       parallel_for(held_back_.size(), threads_, [&](std::size_t i) {
         const PlainMlpScorer learned(plain);
-        ratio[i] = slurm_metric(held_back_[i], learned) / held_back_reference_[i];
+        ratio[i] = slurm_metric(held_back_[i], traces_[i].cluster.get(), learned) / held_back_reference_[i];
       });
       double sum = 0;
       for (double r : ratio) sum += r;

@@ -30,6 +30,9 @@ const char* to_string(Objective objective);
 
 struct TrainConfig {
   std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each is split into training and validation jobs
+  /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
+  /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
+  std::string cluster;
   sim::Backfill backfill = sim::Backfill::kEasy;
   std::size_t sequence_length = 256;     ///< jobs per training episode
   std::size_t episodes_per_epoch = 32;
