@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/plugin_config.h"
+#include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
@@ -528,4 +530,48 @@ TEST_CASE("import-sacct summarises a dump as the reader reads it and names what 
   const Run strict = run_cli({"import-sacct", dump, "--strict"});
   CHECK(strict.exit_code == 1);
   CHECK(contains(strict.err, w.report.reasons.front().substr(0, 40)));
+}
+
+TEST_CASE("evaluate --candidate judges a model against the current one on the held-back recent jobs") {
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) +
+                            "/coare-saliksik-slurm/DOST-ASTI_COARE-Saliksik-2020-cln.swf";
+  const std::string models = std::string(RLSCHED_SOURCE_DIR) + "/policy_models";
+  const std::string a = models + "/default/policy.pt", b = models + "/lublin1-easy/policy.pt";
+  TempDir dir;
+  const std::string out = dir.file("verdict.json");
+  const Run run = run_cli({"evaluate", "--trace", trace, "--candidate", a, "--current", b, "--policies", "sjf",
+                           "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+
+  // The same through the library: the last 20% of the jobs by submit time, both models.
+  Workload w = read(trace);
+  std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const rlsched::Job& x, const rlsched::Job& y) {
+    return x.submit < y.submit;
+  });
+  const std::size_t keep = static_cast<std::size_t>(std::ceil(w.jobs.size() * 0.2));
+  w.jobs.erase(w.jobs.begin(), w.jobs.end() - static_cast<std::ptrdiff_t>(keep));
+  auto result_of = [&](const std::string& model) {
+    auto scorer = rlsched::policy::make_policy_scorer("model:" + model);
+    REQUIRE(scorer.ok());
+    auto r = rlsched::sim::evaluate_policy(w, nullptr, **scorer, {});
+    REQUIRE(r.ok());
+    return std::move(*r);
+  };
+  const PolicyResult ra = result_of(a), rb = result_of(b);
+  const json doc = json::parse(slurp(out));
+  REQUIRE(doc.contains("verdict"));
+  const json& v = doc["verdict"];
+  CHECK(v.at("avg_bsld")[0].get<double>() == Approx(ra.metrics.avg_bsld));
+  CHECK(v.at("avg_bsld")[1].get<double>() == Approx(rb.metrics.avg_bsld));
+  const bool promote = ra.metrics.avg_bsld < rb.metrics.avg_bsld && ra.metrics.p99_wait <= rb.metrics.p99_wait * 1.1;
+  CHECK(v.at("promote").get<bool>() == promote);
+  CHECK(contains(run.out, promote ? "verdict: PROMOTE model:" + a : "verdict: KEEP model:" + b));
+  CHECK(contains(run.out, fmt::format("held back: the last 20% by submit time, {} jobs", keep)));
+
+  // The other way round, the verdict flips.
+  const Run swapped = run_cli({"evaluate", "--trace", trace, "--candidate", b, "--current", a, "--policies", "sjf"});
+  REQUIRE(swapped.exit_code == 0);
+  CHECK(contains(swapped.out, promote ? "verdict: KEEP model:" + a : "verdict: PROMOTE model:" + b));
+  CHECK(run_cli({"evaluate", "--trace", trace}).exit_code == 2);  // neither --policies nor --candidate
 }

@@ -5,7 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
 #include "commands.h"
+#include "verdict.h"
 #include "inputs.h"
 #include "progress.h"
 #include "report_json.h"
@@ -21,11 +26,26 @@ namespace {
 struct EvaluateOptions {
   RunOptions run;
   std::string policies;
+  std::string candidate;  ///< model file judged for promotion
+  std::string current;    ///< the model in service
+  double held_back = -1;  ///< share of the last jobs (by submit) to evaluate on; <0: 0.2 with --candidate, else all
 };
+
+/// Keeps the last `share` of the jobs in submit order: the part `rlsched train` holds back by default.
+void keep_recent(Inputs& inputs, double share) {
+  std::vector<Job>& jobs = inputs.workload.jobs;
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.submit < b.submit; });
+  const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(jobs.size()) * share));
+  jobs.erase(jobs.begin(), jobs.end() - static_cast<std::ptrdiff_t>(std::min(keep, jobs.size())));
+  inputs.trace_label += fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)", share * 100, jobs.size());
+}
 
 int run_evaluate(const EvaluateOptions& options) {
   auto inputs = load_inputs(options.run);
   if (!inputs.ok()) return fail(inputs.status());
+  const double held_back = options.held_back >= 0 ? options.held_back : options.candidate.empty() ? 1.0 : 0.2;
+  if (held_back < 1.0) keep_recent(*inputs, held_back);
+  if (inputs->workload.jobs.empty()) return fail(Status::InvalidInput("--held-back leaves no job to evaluate on"));
   sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);
   const bool report = !options.run.json_to_stdout();  // --json - owns stdout
   if (report) {
@@ -33,7 +53,14 @@ int run_evaluate(const EvaluateOptions& options) {
     std::fflush(stdout);  // show what is being run before the (possibly long) runs start
   }
 
-  const std::vector<std::string> names = expand_policies(options.policies);
+  std::vector<std::string> names;
+  const std::string candidate = options.candidate.empty() ? "" : "model:" + options.candidate;
+  const std::string current = options.current.empty() ? "" : "model:" + options.current;
+  for (const std::string& model : {candidate, current})
+    if (!model.empty()) names.push_back(model);
+  for (const std::string& name :
+       expand_policies(options.policies.empty() && !candidate.empty() ? "fcfs,sjf,f1,multifactor" : options.policies))
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   const std::vector<sim::Placement> placements = options.run.parsed_placements();
   const std::size_t runs = names.size() * placements.size();
   std::vector<sim::PolicyResult> results;
@@ -56,12 +83,22 @@ int run_evaluate(const EvaluateOptions& options) {
     }
   }
 
+  std::optional<Verdict> verdict;
+  if (!candidate.empty()) {
+    std::vector<sim::PolicyResult> first_placement;
+    for (const sim::PolicyResult& r : results)
+      if (r.placement == placements.front()) first_placement.push_back(r);
+    verdict = decide(first_placement, candidate, current);
+  }
   if (report) {
     print_comparison(stdout, results);
     if (inputs->workload_has_accelerators()) print_placement_comparison(stdout, results);
+    if (verdict) fmt::print("\n{}\n", verdict->text);
   }
   if (!options.run.json.empty()) {
-    Status written = write_json(document_json(*inputs, options.run, evaluation, results), options.run.json);
+    auto doc = document_json(*inputs, options.run, evaluation, results);
+    if (verdict) doc["verdict"] = verdict_json(*verdict);
+    Status written = write_json(doc, options.run.json);
     if (!written.ok()) return fail(written);
   }
   return kExitOk;
@@ -71,11 +108,26 @@ int run_evaluate(const EvaluateOptions& options) {
 
 CommandRunner setup_evaluate(CLI::App& app) {
   auto options = std::make_shared<EvaluateOptions>();
-  app.add_option("--policies", options->policies,
-                 "Comma-separated policies to compare (e.g. fcfs,sjf,f1), or 'all' for every built-in one")
-      ->type_name("LIST")
-      ->required()
-      ->check(policy_validator(/*list=*/true));
+  auto* policies = app.add_option("--policies", options->policies,
+                                   "Comma-separated policies to compare (e.g. fcfs,sjf,f1), or 'all' for every "
+                                   "built-in one; with --candidate: the heuristics beside it (default "
+                                   "fcfs,sjf,f1,multifactor)")
+                      ->type_name("LIST")
+                      ->check(policy_validator(/*list=*/true));
+  auto* candidate = app.add_option("--candidate", options->candidate,
+                                   "A new model to judge: ends with a verdict, promote or keep (docs/cli.md)")
+                        ->type_name("MODEL");
+  app.add_option("--current", options->current, "The model in service, which the candidate must beat")
+      ->type_name("MODEL")
+      ->needs(candidate);
+  app.add_option("--held-back", options->held_back,
+                 "Evaluate on the last SHARE of the trace's jobs by submit time (default 0.2 with --candidate: what "
+                 "rlsched train holds back; else 1, all)")
+      ->type_name("SHARE")
+      ->check(CLI::Range(0.0, 1.0).description(""));
+  app.callback([policies, candidate] {
+    if (policies->count() == 0 && candidate->count() == 0) throw CLI::RequiredError("--policies or --candidate");
+  });
   add_run_options(app, options->run);
   return [options] { return run_evaluate(*options); };
 }
