@@ -298,6 +298,12 @@ extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
 	return -1;
 }
 
+extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
+					 const char *s)
+{
+	return _keep(snap, s);
+}
+
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s)
 {
@@ -361,9 +367,7 @@ extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 	if (running)
 		out->end_time = job_ptr->end_time;
 	out->restarts = job_ptr->restart_cnt;
-	out->job_name = job_ptr->name;
-	out->account = job_ptr->account;
-	out->user_id = job_ptr->user_id;
+	out->user_id = job_ptr->user_id;	/* job_name, account: see _collect */
 	if (details) {
 		out->submit_time = details->submit_time;
 		out->begin_time = details->begin_time;

@@ -57,6 +57,10 @@ extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
 /* A copy of s owned by the snapshot (NULL for NULL): the pool's own copy
  * when a pool has that GRES name or type, else one copy per distinct
  * string. For job records kept beyond the job lock (a cached queue). */
+/* A copy of s owned by the snapshot (freed with it); NULL for NULL or when out of memory. For strings that are
+ * mostly distinct (job names), where interning would cost a search per string. */
+extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
+					 const char *s);
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s);
 

@@ -158,8 +158,18 @@ static uint32_t _or_zero(uint32_t value)
  * for one pass, and each mapped job is appended so that the next decision
  * sees it. The job records
  * may go away meanwhile: their strings are interned in the snapshot. */
+/* Whether rlsched.yaml has job classes (only then are job names copied) */
+static bool _uses_job_classes(void)
+{
+	rlsched_engine_info info;
+
+	return engine && (rlsched_engine_get_info(engine, &info) == RLSCHED_OK) &&
+	       (info.job_classes > 0);
+}
+
 static bool _collect(uint32_t submit_uid)
 {
+	bool classes;
 	RLSCHED_LIST_ITR it;
 	job_record_t *job_ptr;
 	size_t n = 0, need = job_list ? (size_t) list_count(job_list) : 0;
@@ -205,6 +215,7 @@ static bool _collect(uint32_t submit_uid)
 	}
 	if (!rlsched_snapshot_finish(&snapshot, submit_uid))
 		return false;
+	classes = _uses_job_classes();
 	for (size_t i = 0; i < n; i++) {
 		rlsched_job *q = &queue[i];
 
@@ -214,6 +225,15 @@ static bool _collect(uint32_t submit_uid)
 						       q->gres_type);
 		if (!q->gres)
 			q->accelerators = 0;
+		/* Job classes (rlsched.yaml job_classes) need the job's
+		 * name and account: copied, as the snapshot outlives this
+		 * lock and a pending job's name may be changed or freed */
+		if (classes) {
+			q->job_name = rlsched_snapshot_keep(&snapshot,
+							    queue_ptrs[i]->name);
+			q->account = rlsched_snapshot_intern(
+				&snapshot, queue_ptrs[i]->account);
+		}
 	}
 	n_queue = n;
 	queue_uid = submit_uid;
@@ -238,6 +258,11 @@ static void _enqueue(const rlsched_submit *req,
 	q->nodes = 1;
 	q->accelerators = res->accelerators;
 	q->gres = rlsched_snapshot_intern(&snapshot, res->gres);
+	q->user_id = req->user_id;
+	if (_uses_job_classes()) {
+		q->job_name = rlsched_snapshot_keep(&snapshot, req->job_name);
+		q->account = rlsched_snapshot_intern(&snapshot, req->account);
+	}
 	q->gres_type = rlsched_snapshot_intern(&snapshot, res->gres_type);
 	q->partition = res->partition_index;
 	if (q->gres)

@@ -108,6 +108,7 @@ typedef struct rlsched_engine_info {
 	const char *config_path;
 	const char *model_path;     /* "" when none configured */
 	const char *scorer;         /* what scores now: "model:<path>" or the fallback's name */
+	int32_t job_classes;        /* job classes configured (rlsched.yaml job_classes) */
 } rlsched_engine_info;
 
 int rlsched_engine_get_info(rlsched_engine *engine, rlsched_engine_info *out);
@@ -190,7 +191,7 @@ typedef struct rlsched_job {
 	double qos_factor;
 	int32_t partition;      /* index into rlsched_cluster.partitions; -1 when unknown */
 	const char *job_name;   /* with account and user_id: the job class (job_classes), whose speeds */
-	const char *account;    /* say how fast its queued or running work drains on each type */
+	const char *account;    /* say how fast its queued or running work drains on each type; NULL: none */
 	uint32_t user_id;
 } rlsched_job;
 

@@ -503,6 +503,7 @@ void Engine::info(rlsched_engine_info& out) {
       break;
   }
   out.reload_check_interval = c.reload_check_interval;
+  out.job_classes = static_cast<int32_t>(c.job_classes.size());
   out.config_path = c.path.c_str();
   out.model_path = c.model.c_str();
   out.scorer = s->fallback_name.c_str();
