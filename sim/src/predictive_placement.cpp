@@ -2,7 +2,7 @@
 // slurmctld gives the plugin (plugin/common/rlsched_slurm.c): per partition and accelerator type, the devices on
 // usable nodes, how many are idle, the most on one node; the pending jobs with the types they asked for (one type
 // once placed) and their time limits; the running jobs with their allocated type and how much of their limit is
-// used. test/sim/placement_parity_test.cpp checks that both make the same decision.
+// used. test/capi/placement_parity_test.cpp checks that both make the same decision.
 #include "job_placement.h"
 #include "rlsched/placement.h"
 #include "slurm_sim.h"

@@ -1,7 +1,7 @@
 // Placer: "which partition and accelerator type should this job use?" The decision job_submit/rlsched makes for a
 // job that asks for accelerators without a type (--gres=gpu:4, --gpus=4) or with an any-of set (gpu:h200|a100:4).
 // A pure function of the request and a snapshot of the partitions, so that the simulator makes the same decision
-// from its own state (placement "predictive" in rlsched::sim; test/sim/placement_parity_test.cpp checks both agree).
+// from its own state (placement "predictive" in rlsched::sim; test/capi/placement_parity_test.cpp checks both agree).
 //
 // Model. For each candidate (partition, GRES, type) pool the job could use, the predicted completion is
 //     wait + run,  run = time_limit / speed(type, job class)   (the time limit is read as the run time at speed 1)
