@@ -16,7 +16,8 @@
 //  - how a job that allows several accelerator types gets one (SimConfig::placement): left to the scheduler
 //    (fastest free type, or type-blind first fit in node order), pinned at submit to the type the trace recorded or
 //    to its fastest type, or pinned by job_submit/rlsched's predictive decision (rlsched/placement.h) made on the
-//    simulator's own queue state. The simulator takes accelerator counts as they are (count_scale is not applied).
+//    simulator's own queue state. Accelerator counts and GRES names stay as the job asked (no count_scale, no
+//    gres_equivalence).
 #pragma once
 
 #include <cstdint>
