@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 #include <random>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -28,6 +28,20 @@ constexpr int kTypeCount = 3;
 // Throughput (steps/s) of (model, scale) on each type, as measured by Gavel (isolated, "null" entries).
 using Throughputs = std::map<std::pair<std::string, int>, std::array<double, kTypeCount>>;
 
+/// "('ResNet-50 (batch size 64)', 4)" -> model and scale.
+bool parse_key(std::string_view key, std::string& model, int& scale) {
+  const std::string_view open = "('", middle = "', ";
+  if (key.size() < 8 || key.substr(0, open.size()) != open || key.back() != ')') return false;
+  const std::size_t comma = key.rfind(middle);
+  if (comma == std::string_view::npos || comma <= open.size()) return false;
+  const std::string_view digits = key.substr(comma + middle.size(), key.size() - 1 - comma - middle.size());
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  model = std::string(key.substr(open.size(), comma - open.size()));
+  scale = std::stoi(std::string(digits));
+  return true;
+}
+
 Result<Throughputs> read_throughputs(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
@@ -37,22 +51,21 @@ Result<Throughputs> read_throughputs(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidInput(fmt::format("{}: not JSON: {}", path, e.what()));
   }
-  static const std::regex key_re(R"(^\('(.+)', (\d+)\)$)");
   Throughputs out;
   for (int t = 0; t < kTypeCount; ++t) {
     if (!doc.is_object() || !doc.contains(kTypes[t]) || !doc[kTypes[t]].is_object())
       return Status::InvalidInput(fmt::format("{}: no throughputs for worker type '{}'", path, kTypes[t]));
     for (const auto& [key, entry] : doc[kTypes[t]].items()) {
-      std::smatch m;
-      if (!std::regex_match(key, m, key_re))
+      std::string model;
+      int scale = 0;
+      if (!parse_key(key, model, scale))
         return Status::InvalidInput(fmt::format("{}: {}: key '{}' is not \"('MODEL', SCALE)\"", path, kTypes[t], key));
       if (!entry.is_object() || !entry.contains("null") || !entry["null"].is_number())
         return Status::InvalidInput(fmt::format("{}: {}: {}: no isolated (\"null\") throughput", path, kTypes[t], key));
       const double v = entry["null"].get<double>();
       if (!std::isfinite(v) || v < 0)
         return Status::InvalidInput(fmt::format("{}: {}: {}: throughput {} is not >= 0", path, kTypes[t], key, v));
-      auto& row = out.try_emplace({m[1].str(), std::stoi(m[2].str())}, std::array<double, kTypeCount>{-1, -1, -1})
-                      .first->second;
+      auto& row = out.try_emplace({model, scale}, std::array<double, kTypeCount>{-1, -1, -1}).first->second;
       row[t] = v;
     }
   }
