@@ -1,16 +1,15 @@
-// `rlsched evaluate`: several policies on one workload, compared in one table.
+// `rlsched evaluate`: several policies (and placements) on one workload, compared in one table; with --candidate, a
+// verdict on a new model.
+#include <algorithm>
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <optional>
-
 #include "commands.h"
-#include "verdict.h"
 #include "inputs.h"
 #include "progress.h"
 #include "report_json.h"
@@ -18,6 +17,7 @@
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "run_options.h"
+#include "verdict.h"
 
 namespace rlsched::cli {
 
