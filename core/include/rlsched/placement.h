@@ -133,6 +133,9 @@ class QueueLoad {
   std::map<std::string, std::size_t, std::less<>> index_;  // built once work_ outgrows kScanLimit
 };
 
+/// Whether `type` is in the any-of set `types` ("h200|a100"; "" allows any type). No allocation.
+bool type_allowed(std::string_view types, std::string_view type);
+
 /// `count` accelerators of type `from` (reference accelerators when `from` is empty) as devices of type `to`:
 /// ceil(count * count_scale(to) / count_scale(from)), at least 1 for a positive count.
 int scaled_count(const Options& options, int count, std::string_view gres_from, std::string_view from,

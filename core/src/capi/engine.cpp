@@ -105,11 +105,7 @@ BatchView::BatchView(const rlsched_cluster& cluster, const config::PluginConfig&
 namespace {
 
 bool allows(const PoolView& pool, std::string_view gres, std::string_view types) {
-  if (pool.gres != gres) return false;
-  if (types.empty()) return true;
-  bool allowed = false;
-  for_each_type(types, [&](std::string_view t) { allowed = allowed || t == pool.type; });
-  return allowed;
+  return pool.gres == gres && placement::type_allowed(types, pool.type);
 }
 
 }  // namespace
@@ -200,14 +196,15 @@ std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster
   for (std::size_t i = 0; i < n_queue; ++i) {
     const rlsched_job& j = queue[i];
     if (j.accelerators <= 0 || !j.gres || j.partition < 0 || j.partition >= cluster.n_partitions) continue;
-    const double limit = double(limit_of(j, cluster, options.default_time_limit));
+    const Seconds limit_s = limit_of(j, cluster, options.default_time_limit);
+    const double limit = double(limit_s);
     const std::string& job_class = classes.classify(config, view(j.job_name), view(j.account), j.user_id);
     if (j.state == RLSCHED_JOB_PENDING)
       load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit, job_class);
     else if (j.state == RLSCHED_JOB_RUNNING)
       // Slurm's end_time is start + time limit: the elapsed time is what the limit has used up.
       load.add_running(view(j.gres), view(j.gres_type), j.accelerators, limit,
-                       double(now - (j.end_time - limit_of(j, cluster, options.default_time_limit))), job_class);
+                       double(now - (j.end_time - limit_s)), job_class);
   }
   load.apply(parts);
   return parts;

@@ -31,14 +31,7 @@ double count_scale(const Options& o, std::string_view gres, std::string_view typ
 
 /// Whether pool (gres, type) may serve a request for `gres` with allowed `types` ("h200|a100"; "" = any type).
 bool serves(const AcceleratorPool& pool, std::string_view gres, std::string_view types) {
-  if (pool.gres != gres) return false;
-  if (types.empty()) return true;
-  while (true) {
-    const std::size_t bar = types.find('|');
-    if (types.substr(0, bar) == pool.type) return true;
-    if (bar == std::string_view::npos) return false;
-    types.remove_prefix(bar + 1);
-  }
+  return pool.gres == gres && type_allowed(types, pool.type);
 }
 
 std::string pool_name(const AcceleratorPool& p) {
@@ -53,6 +46,16 @@ std::string wanted(const Request& r) {
 }
 
 }  // namespace
+
+bool type_allowed(std::string_view types, std::string_view type) {
+  if (types.empty()) return true;
+  while (true) {
+    const std::size_t bar = types.find('|');
+    if (types.substr(0, bar) == type) return true;
+    if (bar == std::string_view::npos) return false;
+    types.remove_prefix(bar + 1);
+  }
+}
 
 double speed_of(const Options& options, std::string_view gres, std::string_view type, const std::string& job_class) {
   const AcceleratorType* t = find(options, gres, type);
