@@ -5,6 +5,7 @@
 #include "ppo.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
+#include "rlsched/policy/model.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/train/trainer.h"
@@ -251,6 +252,65 @@ TEST_CASE("training is reproducible for a seed, and a resumed run ends where an 
   INFO(resumed.status().message());
   REQUIRE(resumed.ok());
   CHECK(resumed->best_validation_cost_ratio == straight->best_validation_cost_ratio);
+}
+
+// --init-model: PPO goes on from an existing model. With no epochs the saved model is the starting one, weight for
+// weight; with epochs its first validation is the starting model's figure.
+TEST_CASE("a warm start goes on from the given model: its weights, widths, features and validation figure") {
+  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+  TrainConfig c;
+  c.traces = {trace};
+  c.imitation_epochs = 2;
+  c.episodes_per_epoch = 4;
+  c.sequence_length = 128;
+  c.validation_sequences = 2;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.epochs = 1;
+  c.hidden = {16};
+  c.output = std::string(P_tmpdir) + "/rlsched_warm_from.pt";
+  auto current = train_policy(c);
+  INFO(current.status().message());
+  REQUIRE(current.ok());
+  auto from = policy::load_model(c.output);
+  REQUIRE(from.ok());
+
+  TrainConfig same = c;
+  same.init_model = c.output;
+  same.hidden = {32, 32};  // replaced by the model's widths
+  same.epochs = 0;
+  same.output = std::string(P_tmpdir) + "/rlsched_warm_same.pt";
+  auto copied = train_policy(same);
+  INFO(copied.status().message());
+  REQUIRE(copied.ok());
+  auto copy = policy::load_model(same.output);
+  REQUIRE(copy.ok());
+  CHECK((*copy)->metadata().weights_sha256 == (*from)->metadata().weights_sha256);
+  CHECK((*copy)->metadata().feature_names() == (*from)->metadata().feature_names());
+  CHECK(copied->initial_validation_cost_ratio == Approx(current->best_validation_cost_ratio).epsilon(1e-9));
+
+  TrainConfig more = same;
+  more.epochs = 2;
+  more.seed = 7;
+  more.output = std::string(P_tmpdir) + "/rlsched_warm_more.pt";
+  auto trained = train_policy(more);
+  INFO(trained.status().message());
+  REQUIRE(trained.ok());
+  CHECK(trained->initial_validation_cost_ratio == Approx(current->best_validation_cost_ratio).epsilon(1e-9));
+  CHECK(trained->best_validation_cost_ratio <= trained->initial_validation_cost_ratio);
+  auto next = policy::load_model(more.output);
+  REQUIRE(next.ok());
+  CHECK((*next)->metadata().architecture == (*from)->metadata().architecture);
+  std::ifstream card(std::string(P_tmpdir) + "/rlsched_warm_more.md");
+  const std::string text((std::istreambuf_iterator<char>(card)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("warm start: the policy of `" + c.output + "`"));
+  CHECK_THAT(text, Catch::Contains((*from)->metadata().weights_sha256));
+
+  TrainConfig bad = same;
+  bad.init_model = trace;  // not a model file
+  auto refused = train_policy(bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().rfind(trace, 0) == 0);
 }
 
 TEST_CASE("bad training input is refused with a clear message") {

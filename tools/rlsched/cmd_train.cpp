@@ -95,6 +95,11 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();
+  auto* init_model = app.add_option("--init-model", c.init_model,
+                 "Warm start: go on from this model (e.g. the cluster's current one) instead of imitating a teacher; "
+                 "its layer widths replace --hidden")
+      ->type_name("MODEL")
+      ->check(CLI::ExistingFile);
   app.add_option("--epochs", c.epochs, "PPO epochs at most")->capture_default_str();
   app.add_option("--episodes", c.episodes_per_epoch, "Episodes (job sequences) per epoch")->capture_default_str();
   app.add_option("--sequence-length", c.sequence_length, "Jobs per episode")->capture_default_str();
@@ -123,7 +128,10 @@ CommandRunner setup_train(CLI::App& app) {
       ->type_name("MINUTES");
   app.add_option("--stop-after", c.stop_after, "Run only this many epochs now (go on later with --resume)");
   app.add_option("--checkpoint", c.checkpoint, "Checkpoint file, rewritten at every validation")->type_name("FILE");
-  app.add_option("--resume", c.resume, "Continue from a checkpoint")->type_name("FILE")->check(CLI::ExistingFile);
+  app.add_option("--resume", c.resume, "Continue from a checkpoint")
+      ->type_name("FILE")
+      ->check(CLI::ExistingFile)
+      ->excludes(init_model);
   return [options] {
     options->command_line = invocation();
     return run_train(*options);

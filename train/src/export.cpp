@@ -118,9 +118,12 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   md += fmt::format(
       "## Training\n\nPPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
       "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision minibatches, entropy bonus "
-      "{}; warm start: {} passes of behaviour cloning of the teacher `{}`. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n",
+      "{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n",
       c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch, c.entropy_coef,
-      c.imitation_epochs, info.result.teacher, c.seed, info.result.epochs_run, info.result.seconds,
+      c.init_model.empty()
+          ? fmt::format("{} passes of behaviour cloning of the teacher `{}`", c.imitation_epochs, info.result.teacher)
+          : fmt::format("the policy of `{}`, no imitation ({})", c.init_model, info.result.teacher),
+      c.seed, info.result.epochs_run, info.result.seconds,
       info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
   md += fmt::format(
       "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, same "

@@ -3,13 +3,15 @@
 #include <ATen/Parallel.h>
 
 #include <chrono>
-#include <limits>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "export.h"
+#include "initial_policy.h"
 #include "networks.h"
 #include "ppo.h"
 #include "rlsched/io/workload_readers.h"
@@ -79,8 +81,10 @@ std::mt19937_64 stream(std::uint64_t seed, std::uint64_t epoch, std::uint64_t in
 
 class Trainer {
  public:
-  Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::unique_ptr<Scorer> reference)
+  Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::unique_ptr<Scorer> reference,
+          std::optional<InitialPolicy> initial)
       : config_(config),
+        initial_(std::move(initial)),
         traces_(std::move(traces)),
         reference_(std::move(reference)),
         cost_(config),
@@ -112,13 +116,19 @@ class Trainer {
       Status s = load_checkpoint(config_.resume, first_epoch);
       if (!s.ok()) return s;
     } else {
-      if (Status s = warm_start(); !s.ok()) return s;
+      if (initial_) {
+        apply_initial_policy(nets_, *initial_);
+        teacher_ = fmt::format("none: PPO went on from the model {} (weights sha256 {})", initial_->path,
+                               initial_->weights_sha256);
+      } else if (Status s = warm_start(); !s.ok()) {
+        return s;
+      }
       best_ = validate();
       best_state_ = snapshot();
-      initial_ = best_;
+      initial_cost_ = best_;
     }
-    result.initial_validation_cost_ratio = initial_;
-    result.teacher = config_.imitation_epochs > 0 ? teacher_ : "none";
+    result.initial_validation_cost_ratio = initial_cost_;
+    result.teacher = config_.imitation_epochs > 0 || initial_ ? teacher_ : "none";
 
     TrainProgress p;
     p.epochs = config_.epochs;
@@ -399,7 +409,7 @@ class Trainer {
       archive.write("best_state", best);
       archive.write("epoch", torch::tensor(static_cast<int64_t>(epoch)));
       archive.write("best", torch::tensor(best_, torch::kFloat64));
-      archive.write("initial", torch::tensor(initial_, torch::kFloat64));
+      archive.write("initial", torch::tensor(initial_cost_, torch::kFloat64));
       const std::string temp = path + ".tmp";
       archive.save_to(temp);
       std::filesystem::rename(temp, path);
@@ -427,7 +437,7 @@ class Trainer {
       archive.read("best", t);
       best_ = t.item<double>();
       archive.read("initial", t);
-      initial_ = t.item<double>();
+      initial_cost_ = t.item<double>();
       return Status::Ok();
     } catch (const std::exception& e) {
       return Status::InvalidInput(fmt::format("{}: not a checkpoint of this trainer configuration: {}", path, e.what()));
@@ -435,6 +445,7 @@ class Trainer {
   }
 
   const TrainConfig& config_;
+  const std::optional<InitialPolicy> initial_;  ///< warm start from a model file, instead of imitation
   std::vector<TraceSplit> traces_;
   std::unique_ptr<Scorer> reference_;
   const CostModel cost_;
@@ -446,7 +457,7 @@ class Trainer {
   std::vector<double> validation_reference_;
   std::vector<Workload> held_back_;          ///< with select_on_slurm: each trace's held-back jobs
   std::vector<double> held_back_reference_;  ///< and the reference's metric on them
-  double best_ = 1.0, initial_ = 1.0;
+  double best_ = 1.0, initial_cost_ = 1.0;
   State best_state_;
   std::string teacher_;
 };
@@ -458,6 +469,14 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   if (config.sequence_length < 2) return Status::InvalidInput("sequence length must be at least 2 jobs");
   if (config.episodes_per_epoch == 0) return Status::InvalidInput("episodes per epoch must be at least 1");
   if (config.hidden.empty()) return Status::InvalidInput("the policy needs at least one hidden layer");
+  std::optional<InitialPolicy> initial;
+  TrainConfig run_config = config;
+  if (!config.init_model.empty()) {
+    auto read = read_initial_policy(config.init_model);
+    if (!read.ok()) return read.status();
+    run_config.hidden = read->hidden;  // the network continues the model's
+    initial = std::move(*read);
+  }
   auto reference = make_scorer(config.reference);
   if (!reference.ok()) return reference.status();
   std::vector<TraceSplit> traces;
@@ -469,7 +488,7 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   torch::manual_seed(config.seed);
   at::set_num_threads(1);  // the update is small; one thread keeps it deterministic, rollouts use the cores
   try {
-    Trainer trainer(config, std::move(traces), std::move(*reference));
+    Trainer trainer(run_config, std::move(traces), std::move(*reference), std::move(initial));
     return trainer.run(progress);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("training failed: ") + e.what());

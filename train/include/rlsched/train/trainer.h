@@ -52,6 +52,9 @@ struct TrainConfig {
   /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;             ///< behaviour-cloning passes before PPO; 0 = start at random
+  /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
+  /// hidden widths replace `hidden`, its features and input normalisation are kept.
+  std::string init_model;
   std::vector<int> hidden{32, 32};
   double learning_rate = 3e-3;             ///< at the start; decays linearly to a tenth by the last epoch
   double clip = 0.2;
