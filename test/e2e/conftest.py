@@ -2,6 +2,7 @@
 
 Environment (set by ctest, see test/CMakeLists.txt; set them yourself when running pytest by hand):
   RLSCHED_CLI          the rlsched binary (default: build/release/tools/rlsched)
+  RLSCHED_WRITE_TEST_MODEL  test/plugin/write_test_model (default: build/release/test/write_test_model)
   RLSCHED_PLUGIN_DIR   folder(s), colon-separated, holding the plugin .so files (site_factor_rlsched.so, ...);
                        tests of the plugins fail without it
   RLSCHED_LAB_KEEP=1   keep every lab folder (logs) after the tests; by default a lab's folder is kept only when a
@@ -79,6 +80,15 @@ def rlsched_cli() -> Path:
     path = Path(os.environ.get("RLSCHED_CLI", REPO / "build/release/tools/rlsched"))
     if not os.access(path, os.X_OK):
         pytest.fail(f"rlsched CLI not found at {path}: build it (cmake --build --preset release) or set RLSCHED_CLI")
+    return path
+
+
+@pytest.fixture(scope="session")
+def write_test_model() -> Path:
+    """The writer of hand-built model files (test/plugin/write_test_model.cpp)."""
+    path = Path(os.environ.get("RLSCHED_WRITE_TEST_MODEL", REPO / "build/release/test/write_test_model"))
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"write_test_model not found at {path}: build it or set RLSCHED_WRITE_TEST_MODEL")
     return path
 
 

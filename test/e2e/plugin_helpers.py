@@ -12,7 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import rlsched_plugins
+from conftest import start_lab
 from lab import Lab, LabError
 
 # site_factor/rlsched's line for each decay cycle (info when slow or in shadow mode, debug otherwise; the plugin
@@ -59,6 +62,24 @@ def openblas_env() -> dict[str, str]:
     if "avx2" in flags:
         return {"OPENBLAS_CORETYPE": "Haswell"}
     return {}
+
+
+def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str, model: Path | None = None,
+               **config: object) -> Lab:
+    """A lab with both plugins loaded and this rlsched.yaml (enforce mode and fallback sjf unless given); a model is
+    installed as <lab>/models/policy.pt."""
+    rlsched_plugins.find_plugins(plugin_dirs)
+
+    def prepare(lab: Lab) -> None:
+        if model is not None:
+            config["model"] = installed_model(lab, model)
+        write_config(lab, **config)
+        lab.settings_override.update(plugin_settings(config_path(lab)))
+    return start_lab(request, name, prepare=prepare, plugin_dirs=plugin_dirs)
+
+
+def installed_model(lab: Lab, model: Path) -> Path:
+    return copy_model(model, lab.root / "models" / "policy.pt")
 
 
 def config_path(lab: Lab) -> Path:

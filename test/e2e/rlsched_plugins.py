@@ -143,16 +143,16 @@ def write_swf(path: Path | str, jobs: int = 400, seed: int = 1, procs: int = 64)
     return Path(path)
 
 
-def train_model(rlsched_cli: Path | str, folder: Path | str, seed: int = 1) -> Path:
-    """Trains a tiny policy with `rlsched train` (about a second) and returns the model file (0600, as the plugin
-    refuses a model others could replace)."""
+def train_model(rlsched_cli: Path | str, folder: Path | str, seed: int = 1, teacher: str = "search") -> Path:
+    """Trains a tiny policy with `rlsched train` (about a second), imitating `teacher` first, and returns the model
+    file (0600, as the plugin refuses a model others could replace)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     trace = write_swf(folder / f"train-{seed}.swf", seed=seed)
     model = folder / f"model-{seed}.pt"
     cp = subprocess.run([str(rlsched_cli), "train", "--trace", str(trace), "--output", str(model), "--epochs", "1",
                          "--episodes", "2", "--imitation-epochs", "1", "--sequence-length", "64",
-                         "--validation-sequences", "1", "--threads", "1", "--seed", str(seed)],
+                         "--validation-sequences", "1", "--threads", "1", "--seed", str(seed), "--teacher", teacher],
                         capture_output=True, text=True, timeout=300)
     if cp.returncode != 0 or not model.is_file():
         raise LabError(f"rlsched train failed ({cp.returncode}):\n{cp.stdout[-2000:]}\n{cp.stderr[-2000:]}")

@@ -22,7 +22,6 @@ import pytest
 
 import plugin_helpers as ph
 import rlsched_plugins
-from conftest import start_lab
 from lab import Lab
 
 SCALE = 10000  # score_scale of the test config: site factors in [0, 10000]
@@ -43,39 +42,21 @@ def model(rlsched_cli: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return rlsched_plugins.train_model(rlsched_cli, tmp_path_factory.mktemp("model"))
 
 
-def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str, model: Path | None = None,
-               **config: object) -> Lab:
-    """A lab with both plugins loaded and this rlsched.yaml (enforce mode and fallback sjf unless given); a model is
-    installed as <lab>/models/policy.pt."""
-    rlsched_plugins.find_plugins(plugin_dirs)
-
-    def prepare(lab: Lab) -> None:
-        if model is not None:
-            config["model"] = installed_model(lab, model)
-        ph.write_config(lab, **config)
-        lab.settings_override.update(ph.plugin_settings(ph.config_path(lab)))
-    return start_lab(request, name, prepare=prepare, plugin_dirs=plugin_dirs)
-
-
-def installed_model(lab: Lab, model: Path) -> Path:
-    return ph.copy_model(model, lab.root / "models" / "policy.pt")
-
-
 @pytest.fixture(scope="module")
 def lab(request: pytest.FixtureRequest, plugin_dirs: list[str]) -> Lab:
     """Enforce mode, no model: the fallback sjf scores (shortest time limit first)."""
-    return plugin_lab(request, plugin_dirs, "test_plugins.lab")
+    return ph.plugin_lab(request, plugin_dirs, "test_plugins.lab")
 
 
 @pytest.fixture(scope="module")
 def model_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], model: Path) -> Lab:
     """Enforce mode with the trained model."""
-    return plugin_lab(request, plugin_dirs, "test_plugins.model_lab", model=model)
+    return ph.plugin_lab(request, plugin_dirs, "test_plugins.model_lab", model=model)
 
 
 @pytest.fixture(scope="module")
 def shadow_lab(request: pytest.FixtureRequest, plugin_dirs: list[str]) -> Lab:
-    return plugin_lab(request, plugin_dirs, "test_plugins.shadow_lab", mode="shadow")
+    return ph.plugin_lab(request, plugin_dirs, "test_plugins.shadow_lab", mode="shadow")
 
 
 def ranked_queue(lab: Lab, partition: str, gres: str, shapes: list[list[str]]) -> RankedQueue:
@@ -212,7 +193,7 @@ def test_shadow_mode_leaves_priorities_unchanged(shadow_queue: RankedQueue) -> N
 def test_corrupt_model_swapped_in_at_runtime_keeps_the_last_good_model(model_lab: Lab, model: Path,
                                                                         tmp_path: Path) -> None:
     lab = model_lab
-    path = installed_model(lab, model)
+    path = ph.installed_model(lab, model)
     lab.wait_for(lambda: lab.log_lines(rf"site_factor/rlsched: loaded model {re.escape(str(path))}"), 30,
                  "the good model to be loaded")
     offset = lab.log_size()
