@@ -74,10 +74,15 @@ rl_step() {
   rl_say "$name: $*"
   start=$(rl_now_ms)
   "$@" || rc=$?
-  RL_STEP_NAMES+=("$name")
-  RL_STEP_MS+=($(($(rl_now_ms) - start)))
-  RL_STEP_RC+=("$rc")
+  rl_record "$name" $(($(rl_now_ms) - start)) "$rc"
   return "$rc"
+}
+
+# rl_record NAME MS RC: records a step that ran in the background.
+rl_record() {
+  RL_STEP_NAMES+=("$1")
+  RL_STEP_MS+=("$2")
+  RL_STEP_RC+=("$3")
 }
 
 rl_fmt_ms() { printf '%d.%01d s' $(($1 / 1000)) $((($1 % 1000) / 100)); }
