@@ -36,9 +36,9 @@ std::optional<Seconds> duration(std::string_view text) {
 Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comment) {
   std::optional<std::string_view> found;
   for (std::size_t at = 0; at < comment.size();) {
-    const std::size_t start = comment.find_first_not_of(" \t", at);
+    const std::size_t start = comment.find_first_not_of(" \t;", at);
     if (start == std::string_view::npos) break;
-    const std::size_t end = std::min(comment.find_first_of(" \t", start), comment.size());
+    const std::size_t end = std::min(comment.find_first_of(" \t;", start), comment.size());
     const std::string_view word = comment.substr(start, end - start);
     at = end;
     if (word.rfind("checkpoint=", 0) == 0) return malformed(word, "the declaration starts with 'checkpoint:'");

@@ -25,6 +25,11 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c->placement.map_any_of);
   CHECK_FALSE(c->placement.retype_typed);
   CHECK(c->placement.record == RecordField::kAdminComment);
+  CHECK(c->preemption.min_run_time == 600);
+  CHECK(c->preemption.max_preemptions == 2);
+  CHECK(c->preemption.window == 86400);
+  CHECK(c->preemption.preemptable_qos.empty());
+  CHECK(c->preemption.grace_margin == 30);
 }
 
 TEST_CASE("a full config is read key by key", "[config]") {
@@ -50,6 +55,12 @@ placement:
   partitions: [h200, a100]
   record: comment
   default_time_limit: 2h
+preemption:
+  min_run_time: 15m
+  max_preemptions: 3
+  window: 12h
+  preemptable_qos: [scavenger, low]
+  grace_margin: 45
 )";
   auto c = parse_plugin_config(text, "rlsched.yaml");
   REQUIRE(c.ok());
@@ -73,6 +84,11 @@ placement:
   CHECK(c->placement.partitions == std::vector<std::string>{"h200", "a100"});
   CHECK(c->placement.record == RecordField::kComment);
   CHECK(c->placement.default_time_limit == 7200);
+  CHECK(c->preemption.min_run_time == 900);
+  CHECK(c->preemption.max_preemptions == 3);
+  CHECK(c->preemption.window == 43200);
+  CHECK(c->preemption.preemptable_qos == std::vector<std::string>{"scavenger", "low"});
+  CHECK(c->preemption.grace_margin == 45);
 }
 
 TEST_CASE("config errors name the line and what to do", "[config]") {
@@ -133,6 +149,11 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - {name: a, match: {user: u}, speeds: {h200: 2}}\n"
        "  - {name: a, match: {user: v}, speeds: {h200: 3}}\n",
        "rlsched.yaml:4: job_classes[1]: job class 'a' is listed twice"},
+      {"preemption:\n  max_preemptions: -1\n", "rlsched.yaml:2: preemption.max_preemptions must be in [0, 1000]"},
+      {"preemption:\n  window: 0\n", "rlsched.yaml:2: preemption.window must be > 0"},
+      {"preemption:\n  min_run_time: later\n", "rlsched.yaml:2: preemption.min_run_time must be a duration"},
+      {"preemption:\n  preemptable_qos: low\n", "rlsched.yaml:2: preemption.preemptable_qos must be a list"},
+      {"preemption:\n  grace: 30\n", "rlsched.yaml:2: unknown key 'preemption.grace' (known keys of preemption:"},
       {"mode: [enforce\n", "rlsched.yaml:"},  // YAML syntax: yaml-cpp's own message, with a line
       {"- a\n- b\n", "rlsched.yaml:1: the file must be a mapping of keys to values"},
       {"mode: enforce\nmode: shadow\n", "rlsched.yaml:2: key 'mode' appears twice"},

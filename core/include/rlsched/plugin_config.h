@@ -13,6 +13,7 @@
 
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
+#include "rlsched/preemption.h"
 #include "rlsched/status.h"
 
 namespace rlsched::config {
@@ -72,6 +73,8 @@ struct PluginConfig {
   /// Job classes with their own speeds (the speeds are in accelerator_types[].class_speed).
   std::vector<JobClass> job_classes;
   PlacementConfig placement;
+  /// preempt/rlsched's victims and grace times, job_submit/rlsched's checkpoint declarations (docs/preemption.md).
+  preemption::Policy preemption;
   /// Accepted but worth a look, one line each with file and line ("rlsched.yaml:31: job class 'bert' gives no
   /// speed for 910b: the type's speed 0.8 is used"); the plugins log them once at load.
   std::vector<std::string> warnings;

@@ -262,6 +262,43 @@ int rlsched_submit_map(rlsched_engine *engine, int64_t now, const rlsched_cluste
 /* Frees the strings of a result and zeroes it. NULL is a no-op. */
 void rlsched_submit_result_free(rlsched_submit_result *result);
 
+/* ---- Checkpoint-aware preemption (job_submit/rlsched, preempt/rlsched; docs/preemption.md) ----------------- */
+
+/* A job's checkpoint declaration, from its comment: --comment=checkpoint:interval=30m,cost=90s */
+typedef struct rlsched_checkpoint {
+	int64_t interval; /* seconds of run time between periodic checkpoints */
+	int64_t cost;     /* seconds to write one (its grace time is this plus preemption.grace_margin) */
+} rlsched_checkpoint;
+
+/* Reads the declaration in a job comment (NULL or "" declares nothing). RLSCHED_OK with *declared 1 and *out
+ * filled, or *declared 0; RLSCHED_EINVAL when the declaration is malformed: rlsched_last_error() is then the
+ * message for the user (sbatch prints it). Needs no engine. */
+int rlsched_checkpoint_parse(const char *comment, int32_t *declared, rlsched_checkpoint *out);
+
+/* A running job as a preemption candidate. */
+typedef struct rlsched_preempt_job {
+	uint32_t job_id;
+	const char *comment; /* holds its checkpoint declaration, if any (a malformed one declares nothing) */
+	const char *qos;     /* NULL: none */
+	int64_t run_start;   /* start of its current run */
+	double size;         /* accelerators it holds (CPUs when none): lost work is weighed by it */
+	double rank;         /* its site factor / score_scale, in [0, 1] (0 when unknown) */
+} rlsched_preempt_job;
+
+/* Whether the job may be preempted at `now` under rlsched.yaml's preemption section: *allowed 1 or 0; when 0,
+ * *why (static text) says why: not checkpointable, minimum run time, preemption cap. */
+int rlsched_preempt_allowed(rlsched_engine *engine, int64_t now, const rlsched_preempt_job *job, int32_t *allowed,
+			    const char **why);
+
+/* The victim order, ascending (preempted first): work lost since the job's last checkpoint, then learned rank. */
+int rlsched_preempt_order(rlsched_engine *engine, int64_t now, const rlsched_preempt_job *job, uint32_t *order);
+
+/* The job is being preempted now: counts it against the preemption cap and gives its grace time (seconds from
+ * the checkpoint signal to the requeue; 0 for a job without a checkpoint declaration) and the run time it loses
+ * if it writes no checkpoint on the signal (since its last periodic one). */
+int rlsched_preempt_begin(rlsched_engine *engine, int64_t now, const rlsched_preempt_job *job, uint32_t *grace,
+			  int64_t *lost_run_time);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

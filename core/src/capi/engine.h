@@ -17,6 +17,7 @@
 #include "rlsched/cluster.h"
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
+#include "rlsched/preemption.h"
 #include "rlsched/policy/reloading_scorer.h"
 #include "rlsched/rlsched.h"
 #include "rlsched/scorer.h"
@@ -78,6 +79,10 @@ class Engine {
   Status submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
                     const rlsched_submit& job, rlsched_submit_result& out);
 
+  /// preempt/rlsched (capi/preempt.cpp): the shared decision of rlsched/preemption.h under the config's policy.
+  Status preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool& allowed, const char*& why);
+  Status preempt_order(Seconds now, const rlsched_preempt_job& job, std::uint32_t& order);
+  Status preempt_begin(Seconds now, const rlsched_preempt_job& job, std::uint32_t& grace, Seconds& lost);
   void info(rlsched_engine_info& out);
   rlsched_counters counters() const;
   void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
@@ -119,6 +124,8 @@ class Engine {
   std::mutex classes_mutex_;  // guards classes_ (submits are serialised by slurmctld's job lock; tests are not)
   ClassCache classes_;
 
+  std::mutex history_mutex_;  // guards history_ (preemptions per job, for the cap)
+  preemption::History history_;
   std::mutex batch_mutex_;  // guards sorted_ (the last batch, ranked against by score_one)
   std::vector<double> sorted_;
 

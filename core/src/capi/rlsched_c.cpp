@@ -9,6 +9,7 @@
 #include <string>
 
 #include "capi/engine.h"
+#include "rlsched/preemption.h"
 
 struct rlsched_engine {
   std::unique_ptr<rlsched::capi::Engine> impl;
@@ -208,6 +209,75 @@ int rlsched_submit_map(rlsched_engine* engine, int64_t now, const rlsched_cluste
     if (!usable(engine) || !cluster || !job || !out)
       return fail(engine, RLSCHED_EINVAL, "rlsched_submit_map: engine, cluster, job or out is NULL");
     rlsched::Status s = engine->impl->submit_map(now, *cluster, queue, n_queue, *job, *out);
+    return s.ok() ? RLSCHED_OK : fail(engine, s, RLSCHED_EINVAL);
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
+int rlsched_checkpoint_parse(const char* comment, int32_t* declared, rlsched_checkpoint* out) {
+  try {
+    t_last_error.clear();
+    if (!declared || !out) return fail(nullptr, RLSCHED_EINVAL, "rlsched_checkpoint_parse: declared or out is NULL");
+    *declared = 0;
+    *out = rlsched_checkpoint{};
+    auto parsed = rlsched::preemption::parse_checkpoint_comment(comment ? comment : "");
+    if (!parsed.ok()) return fail(nullptr, RLSCHED_EINVAL, parsed.status().message());
+    if (*parsed) {
+      *declared = 1;
+      out->interval = (*parsed)->interval;
+      out->cost = (*parsed)->cost;
+    }
+    return RLSCHED_OK;
+  } catch (const std::exception& e) {
+    return fail_exception(nullptr, __func__, e);
+  } catch (...) {
+    return fail_unknown(nullptr, __func__);
+  }
+}
+
+int rlsched_preempt_allowed(rlsched_engine* engine, int64_t now, const rlsched_preempt_job* job, int32_t* allowed,
+                            const char** why) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine) || !job || !allowed || !why)
+      return fail(engine, RLSCHED_EINVAL, "rlsched_preempt_allowed: engine, job, allowed or why is NULL");
+    bool ok = false;
+    rlsched::Status s = engine->impl->preempt_allowed(now, *job, ok, *why);
+    *allowed = ok ? 1 : 0;
+    return s.ok() ? RLSCHED_OK : fail(engine, s, RLSCHED_EINVAL);
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
+int rlsched_preempt_order(rlsched_engine* engine, int64_t now, const rlsched_preempt_job* job, uint32_t* order) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine) || !job || !order)
+      return fail(engine, RLSCHED_EINVAL, "rlsched_preempt_order: engine, job or order is NULL");
+    rlsched::Status s = engine->impl->preempt_order(now, *job, *order);
+    return s.ok() ? RLSCHED_OK : fail(engine, s, RLSCHED_EINVAL);
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
+int rlsched_preempt_begin(rlsched_engine* engine, int64_t now, const rlsched_preempt_job* job, uint32_t* grace,
+                          int64_t* lost_run_time) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine) || !job || !grace || !lost_run_time)
+      return fail(engine, RLSCHED_EINVAL, "rlsched_preempt_begin: engine, job, grace or lost_run_time is NULL");
+    rlsched::Seconds lost = 0;
+    rlsched::Status s = engine->impl->preempt_begin(now, *job, *grace, lost);
+    *lost_run_time = lost;
     return s.ok() ? RLSCHED_OK : fail(engine, s, RLSCHED_EINVAL);
   } catch (const std::exception& e) {
     return fail_exception(engine, __func__, e);

@@ -79,10 +79,12 @@ const Keys kTopKeys = {"mode",
                        "accelerator_types",
                        "gres_equivalence",
                        "job_classes",
-                       "placement"};
+                       "placement",
+                       "preemption"};
 const Keys kTypeKeys = {"name", "gres", "speed", "count_scale"};
 const Keys kClassKeys = {"name", "match", "speeds"};
 const Keys kMatchKeys = {"job_name", "account", "user"};
+const Keys kPreemptionKeys = {"min_run_time", "max_preemptions", "window", "preemptable_qos", "grace_margin"};
 const Keys kPlacementKeys = {"enabled",           "map_typeless", "map_any_of", "retype_typed",
                              "reject_impossible", "partitions",   "record",     "default_time_limit"};
 
@@ -247,6 +249,7 @@ class Parser {
     if (const YAML::Node n = root["gres_equivalence"]) parse_equivalence(n, c);
     if (const YAML::Node n = root["job_classes"]) parse_classes(n, c);
     if (const YAML::Node n = root["placement"]) parse_placement(n, c.placement);
+    if (const YAML::Node n = root["preemption"]) parse_preemption(n, c.preemption);
     return c;
   }
 
@@ -351,6 +354,19 @@ class Parser {
             fail(list[i], fmt::format("{}: GRES '{}' is already in an earlier group (merge the groups)", where, g));
       c.gres_equivalence.push_back(std::move(group));
     }
+  }
+
+  void parse_preemption(const YAML::Node& map, preemption::Policy& p) const {
+    check_keys(map, kPreemptionKeys, "preemption");
+    if (const YAML::Node n = map["min_run_time"]) p.min_run_time = duration(n, "preemption.min_run_time");
+    if (const YAML::Node n = map["max_preemptions"])
+      p.max_preemptions = static_cast<int>(integer(n, "preemption.max_preemptions", 0, 1000));
+    if (const YAML::Node n = map["window"]) {
+      p.window = duration(n, "preemption.window");
+      if (p.window <= 0) fail(n, "preemption.window must be > 0");
+    }
+    if (const YAML::Node n = map["preemptable_qos"]) p.preemptable_qos = names(n, "preemption.preemptable_qos");
+    if (const YAML::Node n = map["grace_margin"]) p.grace_margin = duration(n, "preemption.grace_margin");
   }
 
   void parse_placement(const YAML::Node& map, PlacementConfig& p) const {

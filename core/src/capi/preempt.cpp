@@ -1,0 +1,55 @@
+// preempt/rlsched's questions to the engine: may this running job be preempted, in which order, and with what grace
+// time. The decision itself is rlsched/preemption.h (shared with the simulator); here the C job becomes a candidate
+// and the engine keeps the preemption history the cap needs.
+#include "capi/engine.h"
+
+namespace rlsched::capi {
+namespace {
+
+preemption::Candidate candidate_of(const rlsched_preempt_job& job) {
+  preemption::Candidate c;
+  c.id = job.job_id;
+  if (job.comment) {
+    auto declared = preemption::parse_checkpoint_comment(job.comment);
+    if (declared.ok()) c.checkpoint = *declared;  // job_submit refused malformed ones; a later edit declares nothing
+  }
+  c.qos = job.qos ? job.qos : "";
+  c.run_start = job.run_start;
+  c.size = job.size;
+  c.rank = job.rank;
+  return c;
+}
+
+}  // namespace
+
+Status Engine::preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool& allowed, const char*& why) {
+  const std::shared_ptr<Settings> s = settings();
+  preemption::Refusal r;
+  {
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    r = preemption::refusal(s->config.preemption, candidate_of(job), history_, now);
+  }
+  allowed = r == preemption::Refusal::kNone;
+  why = preemption::refusal_text(r);
+  return Status::Ok();
+}
+
+Status Engine::preempt_order(Seconds now, const rlsched_preempt_job& job, std::uint32_t& order) {
+  order = preemption::victim_order(candidate_of(job), now);
+  return Status::Ok();
+}
+
+Status Engine::preempt_begin(Seconds now, const rlsched_preempt_job& job, std::uint32_t& grace, Seconds& lost) {
+  const std::shared_ptr<Settings> s = settings();
+  const preemption::Candidate c = candidate_of(job);
+  {
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    history_.prune(now, s->config.preemption.window);
+    history_.record(c.id, now);
+  }
+  grace = static_cast<std::uint32_t>(preemption::grace_time(s->config.preemption, c));
+  lost = preemption::run_time_lost(c, now);
+  return Status::Ok();
+}
+
+}  // namespace rlsched::capi
