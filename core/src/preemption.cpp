@@ -68,7 +68,7 @@ Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comm
   }
   if (!interval) return malformed(word, "interval= is missing");
   if (!cost) return malformed(word, "cost= is missing");
-  if (*interval < 60) return malformed(word, "the interval must be at least 1m");
+  if (*interval < 10) return malformed(word, "the interval must be at least 10s");
   if (*cost < 1) return malformed(word, "the cost must be at least 1s");
   if (*cost >= *interval) return malformed(word, "the cost must be less than the interval");
   if (*cost > 3600) return malformed(word, "the cost may be at most 1h (it becomes the job's grace time)");

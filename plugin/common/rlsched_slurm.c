@@ -7,6 +7,7 @@
 \*****************************************************************************/
 
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "rlsched_slurm.h"
@@ -495,4 +496,70 @@ extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type)
 		     type, faults->in_row);
 		faults->in_row = 0;
 	}
+}
+
+/* True when the config file differs from the one last read (or vanished) */
+static bool _config_changed(const rlsched_config_engine_t *ce)
+{
+	struct stat st;
+
+	if (stat(rlsched_config_path(), &st) != 0)
+		return ce->size != -1;
+	return (st.st_size != ce->size) ||
+	       (st.st_mtim.tv_sec != ce->mtime.tv_sec) ||
+	       (st.st_mtim.tv_nsec != ce->mtime.tv_nsec);
+}
+
+static void _remember_config(rlsched_config_engine_t *ce)
+{
+	struct stat st;
+
+	if (stat(rlsched_config_path(), &st) == 0) {
+		ce->mtime = st.st_mtim;
+		ce->size = st.st_size;
+	} else {
+		ce->size = -1;
+	}
+}
+
+extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
+{
+	rlsched_engine_options opts = {
+		.abi_version = RLSCHED_ABI_VERSION,
+		.log = rlsched_slurm_log,
+		.log_ctx = (void *) ce->type,
+		.flags = ce->flags,
+	};
+
+	/* Retry a bad config only once it changed: no re-read per call */
+	if (ce->seen && !_config_changed(ce))
+		return;
+	ce->seen = true;
+	_remember_config(ce);
+	if (ce->engine) {
+		/* Once per version of the file: it is re-read on change only */
+		if (rlsched_engine_reconfigure(ce->engine) != RLSCHED_OK) {
+			ce->faults.total++;
+			error("%s: %s changed: keeping the previous settings: %s",
+			      ce->type, rlsched_config_path(),
+			      rlsched_last_error(ce->engine));
+		} else {
+			rlsched_fault_cleared(&ce->faults, ce->type);
+		}
+		return;
+	}
+	opts.config_path = rlsched_config_path();
+	if (rlsched_engine_create(&opts, &ce->engine) != RLSCHED_OK) {
+		ce->engine = NULL;
+		rlsched_fault(&ce->faults, ce->type, "loading the config",
+			      ce->consequence, rlsched_last_error(NULL));
+	}
+}
+
+extern void rlsched_config_engine_release(rlsched_config_engine_t *ce)
+{
+	rlsched_engine_destroy(ce->engine);
+	ce->engine = NULL;
+	ce->size = -1;
+	ce->seen = false;
 }

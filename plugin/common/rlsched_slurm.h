@@ -98,4 +98,25 @@ extern void rlsched_fault(rlsched_faults_t *faults, const char *type,
 /* The plugin worked: logs the end of a run of faults */
 extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type);
 
+/* An engine that follows rlsched.yaml: created on first use, reconfigured
+ * when the file changes (size or mtime), left as it was when the new
+ * version is refused. For plugins without a reconfigure hook of their own
+ * (job_submit, preempt). The caller holds its own lock around these. */
+typedef struct {
+	rlsched_engine *engine;	/* NULL while the config cannot be loaded */
+	uint32_t flags;		/* RLSCHED_ENGINE_* for create */
+	const char *type;	/* plugin_type, for log lines */
+	const char *consequence; /* what a fault means, e.g. "jobs pass unchanged" */
+	rlsched_faults_t faults;
+	struct timespec mtime;
+	off_t size;		/* -1: no file seen */
+	bool seen;		/* mtime/size are valid */
+} rlsched_config_engine_t;
+
+/* Creates or reconfigures the engine when the config file changed since the
+ * last call (a bad version is retried only once it changes again). */
+extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce);
+/* Destroys the engine and forgets the file, for fini(). */
+extern void rlsched_config_engine_release(rlsched_config_engine_t *ce);
+
 #endif /* RLSCHED_SLURM_H */

@@ -10,13 +10,19 @@
  *  rejected with a message sbatch prints. The decision is logged and written
  *  to the job's AdminComment (or Comment, see placement.record).
  *
+ *  A job that declares a checkpoint in its comment (checkpoint:interval=30m,
+ *  cost=90s) is made requeueable, with the checkpoint signal and append-mode
+ *  output (docs/preemption.md); a malformed declaration is rejected.
+ *
  *  slurm.conf: JobSubmitPlugins=rlsched. The config file is the one named by
  *  PrioritySiteFactorParameters (default /etc/slurm/rlsched.yaml); it is
  *  re-read when it changes. Faults never reject a job: the job passes
  *  unchanged, the fault is logged once and counted.
 \*****************************************************************************/
 
+#include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -29,10 +35,12 @@ RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 
 static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
-static rlsched_engine *engine = NULL;
-static struct timespec config_mtime;
-static off_t config_size = -1;
-static bool config_seen = false;	/* config_mtime/size are valid */
+static rlsched_config_engine_t ce = {
+	.flags = RLSCHED_ENGINE_NO_POLICY,
+	.type = plugin_type,
+	.consequence = "jobs pass unchanged",
+	.size = -1,
+};
 /* Seconds a snapshot and queue are reused across submits */
 #define RLSCHED_QUEUE_TTL 2
 #define RLSCHED_QUEUE_SPARE 1024
@@ -45,81 +53,21 @@ static size_t n_queue = 0;
 static bool queue_valid = false;
 static uint32_t queue_uid = 0;
 
-static rlsched_faults_t faults;
-
 static void _fault(const char *what, const char *why)
 {
-	rlsched_fault(&faults, plugin_type, what, "jobs pass unchanged", why);
+	rlsched_fault(&ce.faults, plugin_type, what, ce.consequence, why);
 }
 
 static void _success(void)
 {
-	rlsched_fault_cleared(&faults, plugin_type);
-}
-
-/* True when the config file differs from the one last read (or vanished) */
-static bool _config_changed(void)
-{
-	struct stat st;
-
-	if (stat(rlsched_config_path(), &st) != 0)
-		return config_size != -1;
-	return (st.st_size != config_size) ||
-	       (st.st_mtim.tv_sec != config_mtime.tv_sec) ||
-	       (st.st_mtim.tv_nsec != config_mtime.tv_nsec);
-}
-
-static void _remember_config(void)
-{
-	struct stat st;
-
-	if (stat(rlsched_config_path(), &st) == 0) {
-		config_mtime = st.st_mtim;
-		config_size = st.st_size;
-	} else {
-		config_size = -1;
-	}
-}
-
-/* (Re)loads the config when it changed since last read; lock held */
-static void _refresh_engine(void)
-{
-	rlsched_engine_options opts = {
-		.abi_version = RLSCHED_ABI_VERSION,
-		.log = rlsched_slurm_log,
-		.log_ctx = (void *) plugin_type,
-		.flags = RLSCHED_ENGINE_NO_POLICY,
-	};
-
-	/* Retry a bad config only once it changed: no re-read per job */
-	if (config_seen && !_config_changed())
-		return;
-	config_seen = true;
-	_remember_config();
-	if (engine) {
-		/* Once per version of the file: it is re-read on change only */
-		if (rlsched_engine_reconfigure(engine) != RLSCHED_OK) {
-			faults.total++;
-			error("%s: %s changed: keeping the previous settings: %s",
-			      plugin_type, rlsched_config_path(),
-			      rlsched_last_error(engine));
-		} else {
-			_success();
-		}
-		return;
-	}
-	opts.config_path = rlsched_config_path();
-	if (rlsched_engine_create(&opts, &engine) != RLSCHED_OK) {
-		engine = NULL;
-		_fault("loading the config", rlsched_last_error(NULL));
-	}
+	rlsched_fault_cleared(&ce.faults, plugin_type);
 }
 
 extern RLSCHED_EXPORT int init(void)
 {
 	slurm_mutex_lock(&rlsched_lock);
-	_refresh_engine();
-	if (engine)
+	rlsched_config_engine_refresh(&ce);
+	if (ce.engine)
 		info("%s: loaded, config %s", plugin_type, rlsched_config_path());
 	slurm_mutex_unlock(&rlsched_lock);
 	return SLURM_SUCCESS;	/* a bad config leaves jobs unchanged */
@@ -130,13 +78,10 @@ extern RLSCHED_EXPORT int fini(void)
 	rlsched_counters c;
 
 	slurm_mutex_lock(&rlsched_lock);
-	if (engine && (rlsched_engine_get_counters(engine, &c) == RLSCHED_OK))
+	if (ce.engine && (rlsched_engine_get_counters(ce.engine, &c) == RLSCHED_OK))
 		info("%s: unloading; %"PRIu64" jobs mapped, %"PRIu64" rejected, %"PRIu64" plugin faults",
-		     plugin_type, c.placements, c.rejections, faults.total);
-	rlsched_engine_destroy(engine);
-	engine = NULL;
-	config_size = -1;
-	config_seen = false;
+		     plugin_type, c.placements, c.rejections, ce.faults.total);
+	rlsched_config_engine_release(&ce);
 	rlsched_snapshot_free(&snapshot);
 	queue_valid = false;
 	n_queue = 0;
@@ -163,7 +108,7 @@ static bool _uses_job_classes(void)
 {
 	rlsched_engine_info info;
 
-	return engine && (rlsched_engine_get_info(engine, &info) == RLSCHED_OK) &&
+	return ce.engine && (rlsched_engine_get_info(ce.engine, &info) == RLSCHED_OK) &&
 	       (info.job_classes > 0);
 }
 
@@ -293,6 +238,68 @@ static void _replace(char **field, const char *value)
 	*field = xstrdup(value);
 }
 
+/* Rejects the job with a message sbatch prints */
+static int _reject(char **err_msg, const char *message)
+{
+	if (err_msg) {
+		xfree(*err_msg);
+		*err_msg = xstrdup(message);
+	}
+	return SLURM_ERROR;
+}
+
+/*
+ * A checkpoint declaration in the comment (--comment=checkpoint:interval=30m,
+ * cost=90s, docs/preemption.md) makes the job requeueable, gives it the
+ * checkpoint signal (B:USR1, sent by preempt/rlsched at preemption and
+ * `grace` seconds before its time limit) and append-mode output, unless the
+ * job set them itself. A malformed declaration rejects the job.
+ */
+static int _checkpointable(job_desc_msg_t *job_desc, uint32_t submit_uid,
+			   char **err_msg)
+{
+	int32_t declared = 0;
+	rlsched_checkpoint ckpt;
+	uint32_t grace = 0;
+	char *message = NULL;
+	const char *name = job_desc->name ? job_desc->name : "(no name)";
+	int rc;
+
+	if (rlsched_checkpoint_parse(job_desc->comment, &declared, &ckpt) !=
+	    RLSCHED_OK) {
+		message = xstrdup_printf("rlsched: %s", rlsched_last_error(NULL));
+		info("%s: uid %u job %s rejected: %s", plugin_type, submit_uid,
+		     name, message);
+		rc = _reject(err_msg, message);
+		xfree(message);
+		return rc;
+	}
+	if (!declared)
+		return SLURM_SUCCESS;
+	if (job_desc->requeue == 0) {
+		info("%s: uid %u job %s rejected: checkpointable with --no-requeue",
+		     plugin_type, submit_uid, name);
+		return _reject(err_msg, "rlsched: a checkpointable job must be requeueable to resume: drop --no-requeue");
+	}
+	if (rlsched_checkpoint_grace(ce.engine, &ckpt, &grace) != RLSCHED_OK) {
+		_fault("job_submit", rlsched_last_error(ce.engine));
+		return SLURM_SUCCESS;
+	}
+	if (job_desc->requeue == NO_VAL16)
+		job_desc->requeue = 1;
+	if (!job_desc->warn_signal) {
+		job_desc->warn_signal = SIGUSR1;
+		job_desc->warn_flags = KILL_JOB_BATCH;
+		job_desc->warn_time = grace < UINT16_MAX ? grace : UINT16_MAX - 1;
+	}
+	if (!job_desc->open_mode)
+		job_desc->open_mode = OPEN_MODE_APPEND;
+	info("%s: uid %u job %s: checkpointable (interval %"PRId64" s, cost %"PRId64" s): requeue, signal %u@%u, append",
+	     plugin_type, submit_uid, name, ckpt.interval, ckpt.cost,
+	     job_desc->warn_signal, job_desc->warn_time);
+	return SLURM_SUCCESS;
+}
+
 /* Locks held by slurmctld: config, job, node and partition read */
 extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
 		      char **err_msg)
@@ -307,8 +314,11 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 		return SLURM_SUCCESS;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	slurm_mutex_lock(&rlsched_lock);
-	_refresh_engine();
-	if (!engine)
+	rlsched_config_engine_refresh(&ce);
+	if (!ce.engine)
+		goto done;
+	if ((rc = _checkpointable(job_desc, submit_uid, err_msg)) !=
+	    SLURM_SUCCESS)
 		goto done;
 	/* Nothing to map without a GRES request: skip the snapshot */
 	if (!job_desc->tres_per_job && !job_desc->tres_per_node &&
@@ -337,9 +347,9 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 	req.account = job_desc->account;
 
 	seen = n_queue;
-	if (rlsched_submit_map(engine, time(NULL), &snapshot.cluster, queue,
+	if (rlsched_submit_map(ce.engine, time(NULL), &snapshot.cluster, queue,
 			       n_queue, &req, &res) != RLSCHED_OK) {
-		_fault("job_submit", rlsched_last_error(engine));
+		_fault("job_submit", rlsched_last_error(ce.engine));
 		goto done;
 	}
 	_success();
@@ -366,11 +376,8 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 		info("%s: uid %u job %s rejected: %s", plugin_type,
 		     submit_uid, job_desc->name ? job_desc->name : "(no name)",
 		     res.message ? res.message : "impossible request");
-		if (err_msg) {
-			xfree(*err_msg);
-			*err_msg = xstrdup(res.message ? res.message :
-					   "rlsched: impossible accelerator request");
-		}
+		_reject(err_msg, res.message ? res.message :
+			"rlsched: impossible accelerator request");
 		rc = ESLURM_INVALID_GRES;
 		break;
 	default:

@@ -84,6 +84,9 @@ TEST_CASE("preempt/rlsched's questions: victims, order, grace and the cap, under
 
   uint32_t grace = 0;
   int64_t lost = -1;
+  const rlsched_checkpoint declared{1800, 60};
+  REQUIRE(rlsched_checkpoint_grace(e.engine, &declared, &grace) == RLSCHED_OK);
+  CHECK(grace == 60 + 20);
   REQUIRE(rlsched_preempt_allowed(e.engine, now, &ckpt, &allowed, &why) == RLSCHED_OK);
   CHECK(allowed == 1);
   REQUIRE(rlsched_preempt_begin(e.engine, now, &ckpt, &grace, &lost) == RLSCHED_OK);

@@ -50,7 +50,7 @@ TEST_CASE("a checkpoint declaration in the job comment is parsed strictly") {
   CHECK_THAT(error_of("checkpoint:interval=30m,cost=1m,every=5m"), Catch::Contains("unknown key 'every'"));
   CHECK_THAT(error_of("checkpoint:interval=30m,interval=20m,cost=1m"), Catch::Contains("'interval' is given twice"));
   CHECK_THAT(error_of("checkpoint:interval=10m,cost=10m"), Catch::Contains("less than the interval"));
-  CHECK_THAT(error_of("checkpoint:interval=30s,cost=5s"), Catch::Contains("at least 1m"));
+  CHECK_THAT(error_of("checkpoint:interval=5s,cost=1s"), Catch::Contains("at least 10s"));
   CHECK_THAT(error_of("checkpoint:interval=5h,cost=2h"), Catch::Contains("at most 1h"));
   CHECK_THAT(error_of("checkpoint:interval=-5m,cost=1m"), Catch::Contains("'-5m' is not a duration"));
   CHECK_THAT(error_of("checkpoint=30m"), Catch::Contains("starts with 'checkpoint:'"));

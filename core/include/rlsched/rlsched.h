@@ -275,6 +275,10 @@ typedef struct rlsched_checkpoint {
  * message for the user (sbatch prints it). Needs no engine. */
 int rlsched_checkpoint_parse(const char *comment, int32_t *declared, rlsched_checkpoint *out);
 
+/* The grace time (seconds from the checkpoint signal to the requeue) of a job with this declaration under the
+ * engine's config: its cost plus preemption.grace_margin. */
+int rlsched_checkpoint_grace(rlsched_engine *engine, const rlsched_checkpoint *checkpoint, uint32_t *grace);
+
 /* A running job as a preemption candidate. */
 typedef struct rlsched_preempt_job {
 	uint32_t job_id;

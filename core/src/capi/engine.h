@@ -81,6 +81,7 @@ class Engine {
 
   /// preempt/rlsched (capi/preempt.cpp): the shared decision of rlsched/preemption.h under the config's policy.
   Status preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool& allowed, const char*& why);
+  Status checkpoint_grace(const rlsched_checkpoint& checkpoint, std::uint32_t& grace);
   Status preempt_order(Seconds now, const rlsched_preempt_job& job, std::uint32_t& order);
   Status preempt_begin(Seconds now, const rlsched_preempt_job& job, std::uint32_t& grace, Seconds& lost);
   void info(rlsched_engine_info& out);

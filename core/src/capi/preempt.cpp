@@ -34,6 +34,13 @@ Status Engine::preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool
   return Status::Ok();
 }
 
+Status Engine::checkpoint_grace(const rlsched_checkpoint& checkpoint, std::uint32_t& grace) {
+  preemption::Candidate c;
+  c.checkpoint = preemption::Checkpoint{checkpoint.interval, checkpoint.cost};
+  grace = static_cast<std::uint32_t>(preemption::grace_time(settings()->config.preemption, c));
+  return Status::Ok();
+}
+
 Status Engine::preempt_order(Seconds now, const rlsched_preempt_job& job, std::uint32_t& order) {
   order = preemption::victim_order(candidate_of(job), now);
   return Status::Ok();

@@ -238,6 +238,20 @@ int rlsched_checkpoint_parse(const char* comment, int32_t* declared, rlsched_che
   }
 }
 
+int rlsched_checkpoint_grace(rlsched_engine* engine, const rlsched_checkpoint* checkpoint, uint32_t* grace) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine) || !checkpoint || !grace)
+      return fail(engine, RLSCHED_EINVAL, "rlsched_checkpoint_grace: engine, checkpoint or grace is NULL");
+    rlsched::Status s = engine->impl->checkpoint_grace(*checkpoint, *grace);
+    return s.ok() ? RLSCHED_OK : fail(engine, s, RLSCHED_EINVAL);
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
 int rlsched_preempt_allowed(rlsched_engine* engine, int64_t now, const rlsched_preempt_job* job, int32_t* allowed,
                             const char** why) {
   try {
