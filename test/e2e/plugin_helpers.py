@@ -65,9 +65,9 @@ def openblas_env() -> dict[str, str]:
 
 
 def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str, model: Path | None = None,
-               **config: object) -> Lab:
-    """A lab with both plugins loaded and this rlsched.yaml (enforce mode and fallback sjf unless given); a model is
-    installed as <lab>/models/policy.pt."""
+               settings: dict[str, str] | None = None, **config: object) -> Lab:
+    """A lab with both plugins loaded, these extra slurm.conf settings and this rlsched.yaml (enforce mode and
+    fallback sjf unless given); a model is installed as <lab>/models/policy.pt."""
     rlsched_plugins.find_plugins(plugin_dirs)
 
     def prepare(lab: Lab) -> None:
@@ -75,6 +75,7 @@ def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str
             config["model"] = installed_model(lab, model)
         write_config(lab, **config)
         lab.settings_override.update(plugin_settings(config_path(lab)))
+        lab.settings_override.update(settings or {})
     return start_lab(request, name, prepare=prepare, plugin_dirs=plugin_dirs)
 
 

@@ -17,6 +17,7 @@ from lab import LabError
 SITE_FACTOR_SO = "site_factor_rlsched.so"
 JOB_SUBMIT_SO = "job_submit_rlsched.so"
 PLUGIN_FILES = (SITE_FACTOR_SO, JOB_SUBMIT_SO)
+PREEMPT_SO = "preempt_rlsched.so"  # loaded by the preemption tests (PreemptType=preempt/rlsched)
 
 # Relative speeds of the lab's accelerator types, as in slurm_conf_examples/cluster.yaml.
 LAB_ACCELERATOR_TYPES = [
