@@ -24,7 +24,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "../common/rlsched_slurm.h"
@@ -32,7 +31,6 @@
 RLSCHED_EXPORT const char plugin_name[] = "rlsched job_submit: accelerator type and partition mapping";
 RLSCHED_EXPORT const char plugin_type[] = "job_submit/rlsched";
 RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
-
 
 static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
 static rlsched_config_engine_t ce = {

@@ -225,17 +225,26 @@ TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   CHECK(text.find(cluster_file) != std::string::npos);
 }
 
-TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
-  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+namespace {
+
+/// A few seconds of training on Lublin-1, validated after every epoch.
+TrainConfig short_run(int epochs) {
   TrainConfig c;
-  c.traces = {trace};
+  c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
   c.imitation_epochs = 2;
   c.episodes_per_epoch = 4;
   c.sequence_length = 128;
   c.validation_sequences = 2;
   c.eval_every = 1;
   c.patience = 0;
-  c.epochs = 4;
+  c.epochs = epochs;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
+  const TrainConfig c = short_run(4);
   auto straight = train_policy(c);
   auto again = train_policy(c);
   REQUIRE(straight.ok());
@@ -257,16 +266,8 @@ TEST_CASE("training is reproducible for a seed, and a resumed run ends where an 
 // --init-model: PPO goes on from an existing model. With no epochs the saved model is the starting one, weight for
 // weight; with epochs its first validation is the starting model's figure.
 TEST_CASE("a warm start goes on from the given model: its weights, widths, features and validation figure") {
-  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
-  TrainConfig c;
-  c.traces = {trace};
-  c.imitation_epochs = 2;
-  c.episodes_per_epoch = 4;
-  c.sequence_length = 128;
-  c.validation_sequences = 2;
-  c.eval_every = 1;
-  c.patience = 0;
-  c.epochs = 1;
+  TrainConfig c = short_run(1);
+  const std::string trace = c.traces[0];
   c.hidden = {16};
   c.output = std::string(P_tmpdir) + "/rlsched_warm_from.pt";
   auto current = train_policy(c);
