@@ -56,7 +56,11 @@ TEST_CASE("a checkpoint declaration in the job comment is parsed strictly") {
   CHECK_THAT(error_of("checkpoint=30m"), Catch::Contains("starts with 'checkpoint:'"));
   CHECK_THAT(error_of("checkpoint:interval=30m,cost=1m checkpoint:interval=20m,cost=1m"),
              Catch::Contains("once"));
-  CHECK_THAT(error_of("checkpoint:interval=30m;cost=1m"), Catch::Contains("is not a duration"));
+  // ';' ends a word: job_submit/rlsched appends its placement record to the comment as "; rlsched: ...".
+  CHECK_THAT(error_of("checkpoint:interval=30m;cost=1m"), Catch::Contains("cost= is missing"));
+  auto recorded = parse_checkpoint_comment("checkpoint:interval=30m,cost=1m; rlsched: gpu:4 -> gpu:h200:4");
+  REQUIRE((recorded.ok() && recorded->has_value()));
+  CHECK((*recorded)->cost == 60);
   // Every message shows the form to use.
   CHECK_THAT(error_of("checkpoint:interval"), Catch::Contains("checkpoint:interval=30m,cost=90s"));
 }
