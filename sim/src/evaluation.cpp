@@ -137,6 +137,7 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     r.protocol = Protocol::kFull;
     r.backfill = config.backfill;
     r.placement = config.placement.mode;
+    r.preemption = config.preemption.mode;
     r.metrics = std::move(run->metrics);
     r.counters = std::move(run->counters);
     if (options.keep_outcomes) r.outcomes = std::move(run->outcomes);

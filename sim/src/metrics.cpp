@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -53,10 +54,17 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
   std::vector<double> type_busy(types.size(), 0), type_wait(types.size(), 0);
   std::vector<std::size_t> type_jobs(types.size(), 0);
 
+  double allocated_cpu = 0, useful_cpu = 0, allocated_accel = 0, useful_accel = 0;
+  std::map<std::string_view, std::vector<double>> qos_waits;
   for (const JobOutcome& o : outcomes) {
     m.restarts += static_cast<std::size_t>(o.restarts);
+    m.preemptions += static_cast<std::size_t>(o.preemptions);
     m.lost_cpu_hours += o.lost_cpu_seconds / 3600.0;
     m.lost_accelerator_hours += o.lost_accelerator_seconds / 3600.0;
+    allocated_cpu += o.allocated_cpu_seconds;
+    useful_cpu += o.useful_cpu_seconds;
+    allocated_accel += o.allocated_accelerator_seconds;
+    useful_accel += o.useful_accelerator_seconds;
     switch (o.state) {
       case JobEnd::kRejected: ++m.rejected; continue;
       case JobEnd::kUnfinished: ++m.unfinished; continue;
@@ -67,6 +75,7 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
     const double wait = static_cast<double>(o.wait());
     const double bsld = bounded_slowdown(o.wait(), o.run());
     waits.push_back(wait);
+    qos_waits[jobs[o.job].qos].push_back(wait);
     completions.push_back(static_cast<double>(o.wait() + o.run()));
     sum_bsld += bsld;
     busy_cpu += static_cast<double>(o.cpus) * static_cast<double>(o.run());
@@ -83,7 +92,23 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
     last_end = any ? std::max(last_end, o.end) : o.end;
     any = true;
   }
+  if (allocated_accel > 0) {
+    m.goodput = useful_accel / allocated_accel;
+  } else if (allocated_cpu > 0) {
+    m.goodput = useful_cpu / allocated_cpu;
+  }
   if (m.jobs == 0) return m;
+  if (qos_waits.size() > 1) {
+    for (auto& [name, qos] : qos_waits) {
+      QosMetrics q;
+      q.name = std::string(name);
+      q.jobs = qos.size();
+      for (double w : qos) q.avg_wait += w;
+      q.avg_wait /= static_cast<double>(qos.size());
+      q.p95_wait = percentile_in_place(qos, 95);
+      m.per_qos.push_back(std::move(q));
+    }
+  }
 
   // Busy accelerator-time while jobs were still arriving: the steady state, free of the drain at the end (with
   // heavy-tailed jobs, one long job stretches the makespan and makes utilization over it say little).

@@ -13,6 +13,8 @@ namespace rlsched::sim {
 namespace {
 
 constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
+/// Added to the queue tier of jobs of a QOS that may preempt: they queue ahead of every other job.
+constexpr int kUrgentTier = 1 << 20;
 
 #define SIM_CHECK(condition, ...) \
   do {                            \
@@ -39,12 +41,15 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
 
   const FreeState& idle = idle_;
   requests_.reserve(jobs.size());
+  urgent_.resize(jobs.size());
   outcomes_.resize(jobs.size());
   state_.resize(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& job = jobs[i];
     requests_.push_back(make_request(cluster, topology_, idle, job, users.at(job.user)));
     apply_static_placement(cluster, topology_, idle, job, config.placement, requests_.back());
+    urgent_[i] = config.preemption.preemptor(job.qos) ? 1 : 0;
+    if (urgent_[i]) requests_.back().tier += kUrgentTier;
     JobOutcome& o = outcomes_[i];
     o.job = i;
     o.submit = job.submit;
@@ -105,9 +110,15 @@ SimResult SlurmSim::run() {
     fragmentation_.advance(now - last);
     last = now;
     complete_due(now);
+    end_graces_due(now);
     apply_failures_due(now);
     admit_arrivals_due(now);
     admit_requeued_due(now);
+    while (!wakeups_.empty() && *wakeups_.begin() <= now) {
+      wakeups_.erase(wakeups_.begin());
+      dirty_ = true;
+      only_arrivals_ = false;
+    }
     if (ticks_ && pending_count_ > 0 && now >= next_tick_) update_priorities(now);
     if (dirty_) {
       schedule(now);
@@ -152,6 +163,11 @@ Seconds SlurmSim::next_event_time() {
     completions_.pop();  // a run cut short by a node failure
   if (!completions_.empty()) t = std::min(t, completions_.top().at);
   if (!requeued_.empty()) t = std::min(t, requeued_.top().first);
+  while (!grace_ends_.empty() && grace_ends_.top().generation != state_[grace_ends_.top().job].generation)
+    grace_ends_.pop();  // the victim was requeued by a node failure meanwhile
+  if (!grace_ends_.empty()) t = std::min(t, grace_ends_.top().at);
+  if (pending_count_ == 0) wakeups_.clear();
+  if (!wakeups_.empty()) t = std::min(t, *wakeups_.begin());
   if (next_failure_ < failure_events_.size()) {
     // Failures matter only while something can still happen; a trailing schedule does not keep the clock running.
     if (t != kNever || pending_count_ > 0) t = std::min(t, failure_events_[next_failure_].first);
@@ -181,7 +197,7 @@ void SlurmSim::apply_failures_due(Seconds now) {
             victims.push_back(job);
             break;
           }
-      for (int job : victims) requeue(job, now);
+      for (int job : victims) requeue(job, now, RequeueCause::kNodeFailure);
       set_node_up(f.node, false);
     } else {
       set_node_up(f.node, true);
@@ -261,17 +277,22 @@ void SlurmSim::schedule(Seconds now) {
   top_blocked_.assign(partitions, -1);
   int blocked = 0;
   while (first_live_ < pending_.size() && !live(pending_[first_live_])) ++first_live_;
-  for (std::size_t i = first_live_; i < pending_.size() && blocked < partitions; ++i) {
+  // Jobs that may preempt (the first tier) are tried even when every partition is blocked.
+  for (std::size_t i = first_live_; i < pending_.size() && (blocked < partitions || pending_[i].tier >= kUrgentTier);
+       ++i) {
     if (!live(pending_[i])) continue;
     const int job = pending_[i].job;
     bool started = false;
+    // A job that may preempt is tried everywhere: Slurm's backfill would try it, with preemption, past a block.
+    const bool urgent = can_preempt(job);
     for (int p : requests_[job].partitions) {
-      if (top_blocked_[p] >= 0) continue;
+      if (top_blocked_[p] >= 0 && !urgent) continue;
       if (try_start(job, p, now, nullptr)) {
         started = true;
         break;
       }
     }
+    if (!started && urgent) started = preempt_for(job, now);
     if (started) continue;
     for (int p : requests_[job].partitions) {
       if (top_blocked_[p] >= 0) continue;
@@ -290,6 +311,7 @@ void SlurmSim::schedule(Seconds now) {
 bool SlurmSim::schedule_arrivals_only(Seconds now) {
   for (int job : new_arrivals_) {
     if (state_[job].phase != Phase::kPending) continue;
+    if (can_preempt(job)) return false;
     for (int p : requests_[job].partitions)
       if (top_blocked_[p] < 0 || ranks_before(job, top_blocked_[p])) return false;
   }
@@ -458,7 +480,8 @@ void SlurmSim::start(int job, int p, const Demand& demand, Seconds now, bool bac
   s.allocated_cpus = 0;
   for (const Grant& g : s.allocation) s.allocated_cpus += g.cpus;
   take(s.allocation);
-  const Seconds run = run_time_on(cluster_, jobs_[job], r, demand.type);
+  s.overhead = s.saved_work > 0 ? config_.preemption.restart_overhead : 0;
+  const Seconds run = run_left(job, demand.type);
   s.times_out = run > r.limit;
   s.end = now + std::min(run, r.limit);
   s.expected_end = now + r.limit;
@@ -480,6 +503,14 @@ void SlurmSim::finish(int job, Seconds now) {
   s.phase = Phase::kDone;
   JobOutcome& o = outcomes_[job];
   SIM_CHECK(o.state == JobEnd::kUnfinished, "job {} ended twice", jobs_[job].id);
+  const double held = static_cast<double>(now - s.start);
+  const double useful = static_cast<double>(std::max<Seconds>(now - s.start - s.overhead, 0));
+  o.allocated_cpu_seconds += held * jobs_[job].cpus;
+  o.useful_cpu_seconds += useful * jobs_[job].cpus;
+  if (s.type >= 0) {
+    o.allocated_accelerator_seconds += held * jobs_[job].accel.count;
+    o.useful_accelerator_seconds += useful * jobs_[job].accel.count;
+  }
   o.start = s.start;
   o.end = now;
   o.state = s.times_out ? JobEnd::kTimeout : JobEnd::kCompleted;
@@ -490,15 +521,43 @@ void SlurmSim::finish(int job, Seconds now) {
   notify(ScheduleEvent::Kind::kEnd, job, now);
 }
 
-void SlurmSim::requeue(int job, Seconds now) {
+void SlurmSim::requeue(int job, Seconds now, RequeueCause cause) {
   JobState& s = state_[job];
+  const Job& j = jobs_[job];
   give(s.allocation);
   running_by_limit_.erase({s.expected_end, job});
   ++s.generation;
-  const double ran = static_cast<double>(now - s.start);
+  // What the run leaves: the progress up to its last checkpoint when the job resumes, else nothing.
+  const Seconds held = now - s.start;
+  Seconds kept = 0;     // run time, from the start of this run, whose progress a checkpoint holds
+  Seconds lost = held;  // run time thrown away
+  if (resumes(job)) {
+    if (cause == RequeueCause::kPreemption && s.signalled >= 0) {
+      // The victim writes a checkpoint at the signal (docs/preemption.md): it keeps its progress up to the
+      // signal and loses the time the checkpoint takes; the rest of the grace is neither.
+      kept = s.signalled - s.start;
+      lost = std::min(j.checkpoint_cost, held - kept);
+    } else {
+      lost = held % j.checkpoint_interval;  // since the last periodic checkpoint (start + k * interval)
+      kept = held - lost;
+    }
+    const double speed = s.type >= 0 ? cluster_.accelerator_types[s.type].speed_for(j.job_class) : 1.0;
+    const Seconds advanced = std::max<Seconds>(kept - s.overhead, 0);
+    s.saved_work = std::min(requests_[job].reference_work, s.saved_work + static_cast<double>(advanced) * speed);
+    kept = advanced;
+  } else {
+    s.saved_work = 0;
+  }
   JobOutcome& o = outcomes_[job];
-  o.lost_cpu_seconds += ran * jobs_[job].cpus;
-  if (s.type >= 0) o.lost_accelerator_seconds += ran * jobs_[job].accel.count;
+  o.lost_cpu_seconds += static_cast<double>(lost) * j.cpus;
+  o.allocated_cpu_seconds += static_cast<double>(held) * j.cpus;
+  o.useful_cpu_seconds += static_cast<double>(kept) * j.cpus;
+  if (s.type >= 0) {
+    o.lost_accelerator_seconds += static_cast<double>(lost) * j.accel.count;
+    o.allocated_accelerator_seconds += static_cast<double>(held) * j.accel.count;
+    o.useful_accelerator_seconds += static_cast<double>(kept) * j.accel.count;
+  }
+  s.signalled = -1;
   ++o.restarts;
   ++counters_.requeues;
   notify(ScheduleEvent::Kind::kRequeue, job, now);
@@ -507,7 +566,9 @@ void SlurmSim::requeue(int job, Seconds now) {
   s.allocation.clear();
   s.phase = Phase::kFuture;
   only_arrivals_ = false;
-  if (config_.requeue_delay > 0) {
+  dirty_ = true;
+  // A victim is requeued during a scheduling pass, which must not see the queue change under it.
+  if (config_.requeue_delay > 0 || cause == RequeueCause::kPreemption) {
     requeued_.emplace(now + config_.requeue_delay, job);
   } else {
     make_pending(job, now);

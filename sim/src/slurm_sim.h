@@ -9,6 +9,7 @@
 #include "fairshare.h"
 #include "job_request.h"
 #include "resources.h"
+#include "rlsched/preemption.h"
 #include "rlsched/sim/simulator.h"
 
 namespace rlsched::sim {
@@ -60,6 +61,9 @@ class SlurmSim {
     std::uint32_t generation = 0;  ///< invalidates completion events of runs cut short by a node failure
     Allocation allocation;
     int allocated_cpus = 0;
+    double saved_work = 0;  ///< reference work (run seconds at speed 1) kept by checkpoints: resumed from
+    Seconds overhead = 0;   ///< restart overhead paid at the start of the current run
+    Seconds signalled = -1; ///< when the current run was chosen as a victim (its grace runs); -1: not
   };
 
   struct Completion {
@@ -90,6 +94,8 @@ class SlurmSim {
   /// Placement::kPredictive: pins an arriving job where job_submit/rlsched would (predictive_placement.cpp).
   void place_at_submit(int job, Seconds now);
   void update_priorities(Seconds now);
+  /// Requeues victims whose grace time is over.
+  void end_graces_due(Seconds now);
 
   // Scheduling.
   void schedule(Seconds now);
@@ -102,7 +108,23 @@ class SlurmSim {
   void start(int job, int partition, const Demand& demand, Seconds now, bool backfilled);
   void notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start = 0);
   void finish(int job, Seconds now);
-  void requeue(int job, Seconds now);
+  enum class RequeueCause { kNodeFailure, kPreemption };
+  void requeue(int job, Seconds now, RequeueCause cause);
+
+  // Preemption (slurm_preemption.cpp).
+  /// A pending job that may preempt under the configured mode.
+  bool can_preempt(int job) const;
+  /// Chooses victims for `job` that free just enough on a partition it may use and preempts them.
+  /// \return true when the job started (no victim needed a grace time).
+  bool preempt_for(int job, Seconds now);
+  preemption::Candidate candidate(int job) const;
+  /// Victim indices into `candidates` in the mode's order; notes when a candidate too young becomes eligible.
+  std::vector<std::size_t> victim_order(const std::vector<preemption::Candidate>& candidates, Seconds now);
+  void preempt(int victim, const preemption::Candidate& candidate, Seconds now);
+  /// Whether the job resumes from its checkpoints (checkpoint mode and a declared checkpoint).
+  bool resumes(int job) const;
+  /// Run time left for `job` on accelerator type `type` (-1: none), restart overhead included.
+  Seconds run_left(int job, int type) const;
 
   // Bookkeeping.
   void make_pending(int job, Seconds now);
@@ -176,6 +198,10 @@ class SlurmSim {
   std::set<std::pair<Seconds, int>> running_by_limit_;  // (expected end, job)
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   std::priority_queue<std::pair<Seconds, int>, std::vector<std::pair<Seconds, int>>, std::greater<>> requeued_;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> grace_ends_;
+  std::set<Seconds> wakeups_;  // when a victim refused as too young becomes eligible: schedule again then
+  preemption::History history_;
+  std::vector<char> urgent_;  // job of a QOS that may preempt (queues first in every mode)
   std::vector<std::pair<Seconds, NodeFailure>> failure_events_;  // (time, failure) sorted; up events too
   std::size_t next_failure_ = 0;
 

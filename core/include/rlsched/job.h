@@ -49,6 +49,11 @@ struct Job {
   std::string ran_on_type;  ///< accelerator type the trace recorded for this job; empty = none / unknown
 
   bool checkpointable = false;
+  /// Declared checkpointing (rlsched/preemption.h, sbatch --comment=checkpoint:interval=30m,cost=90s): a
+  /// checkpoint every `checkpoint_interval` of run time and on the checkpoint signal, each taking
+  /// `checkpoint_cost`. 0: the job declares none.
+  Seconds checkpoint_interval = 0;
+  Seconds checkpoint_cost = 0;
   int restarts = 0;  ///< times this job was requeued before the trace ended
   int priority_tier = 0;  ///< trace queue number (SWF field 15); a feature only, not a Slurm tier
 };

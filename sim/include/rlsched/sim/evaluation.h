@@ -40,6 +40,7 @@ struct PolicyResult {
   Protocol protocol = Protocol::kFull;
   Backfill backfill = Backfill::kEasy;
   Placement placement = Placement::kFastestFree;  ///< kFull only
+  PreemptionMode preemption = PreemptionMode::kNone;  ///< kFull only
   /// kFull: metrics of the run. kRlScheduler: averages are means over sequences (every sequence has the same
   /// number of jobs, so also the mean over all jobs); percentiles and maxima are over all jobs of all sequences;
   /// utilization and makespan are means over sequences.

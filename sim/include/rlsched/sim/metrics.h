@@ -18,6 +18,14 @@ struct AcceleratorTypeMetrics {
   double utilization_arriving = 0;
 };
 
+/// Waits of the jobs of one QOS (urgent jobs against the others, with preemption).
+struct QosMetrics {
+  std::string name;  ///< "" for jobs without a QOS
+  std::size_t jobs = 0;
+  double avg_wait = 0;
+  double p95_wait = 0;
+};
+
 struct Metrics {
   std::size_t jobs = 0;       ///< jobs that ran (the denominators below)
   std::size_t completed = 0;
@@ -34,10 +42,15 @@ struct Metrics {
   double fragmentation = 0;   ///< share of idle CPU-time during which a pending job fitting the idle total waited
   double accel_fragmentation = 0;  ///< the same for accelerators
   double jain_fairness = 1;   ///< Jain's index over users' average bounded slowdown (1 = perfectly even)
-  std::size_t restarts = 0;
+  std::size_t restarts = 0;     ///< requeues: node failures and preemptions
+  std::size_t preemptions = 0;
   double lost_cpu_hours = 0;
   double lost_accelerator_hours = 0;
+  /// Useful over allocated accelerator-hours over all runs (CPU-hours for a workload without accelerators); 1 when
+  /// nothing was lost.
+  double goodput = 1;
   std::vector<AcceleratorTypeMetrics> per_type;
+  std::vector<QosMetrics> per_qos;  ///< by QOS name, only when the jobs that ran have more than one QOS
 };
 
 /// Computes everything that follows from outcomes alone (not the fragmentation figures, which need the timeline).

@@ -27,9 +27,18 @@ struct JobOutcome {
   int accelerators = 0;
   int accelerator_type = -1;  ///< index into Cluster::accelerator_types of the final run, -1 for none
   int partition = -1;         ///< index into Cluster::partitions of the final run
-  int restarts = 0;           ///< requeues (node failures) before the final run
-  double lost_cpu_seconds = 0;          ///< work thrown away by requeues
+  int restarts = 0;           ///< requeues (node failures, preemptions) before the final run
+  int preemptions = 0;        ///< times chosen as a preemption victim
+  /// Work thrown away by requeues: the run since the last checkpoint (the whole run without one); for a victim
+  /// that checkpointed at the signal, the checkpoint's cost.
+  double lost_cpu_seconds = 0;
   double lost_accelerator_seconds = 0;
+  /// Resources held over every run, grace times included, and the part of it that advanced the job and was kept
+  /// (not lost, not restart overhead, not waiting out a grace): goodput = useful / allocated.
+  double allocated_cpu_seconds = 0;
+  double allocated_accelerator_seconds = 0;
+  double useful_cpu_seconds = 0;
+  double useful_accelerator_seconds = 0;
 
   Seconds wait() const { return start - submit; }
   Seconds run() const { return end - start; }

@@ -17,7 +17,9 @@
 //    (fastest free type, or type-blind first fit in node order), pinned at submit to the type the trace recorded or
 //    to its fastest type, or pinned by job_submit/rlsched's predictive decision (rlsched/placement.h) made on the
 //    simulator's own queue state. Accelerator counts and GRES names stay as the job asked (no count_scale, no
-//    gres_equivalence).
+//    gres_equivalence);
+//  - preemption (SimConfig::preemption, rlsched/sim/preemption.h): none, Slurm's preempt/qos REQUEUE, or
+//    checkpoint-aware preemption with grace, resume from checkpoint and restart overhead.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/metrics.h"
 #include "rlsched/sim/outcome.h"
+#include "rlsched/sim/preemption.h"
 #include "rlsched/status.h"
 
 namespace rlsched::sim {
@@ -67,8 +70,9 @@ struct NodeFailure {
 
 /// What the scheduler did, for tests and `rlsched explain`: job indices refer to the simulated job list.
 struct ScheduleEvent {
-  /// kPlacement: the job was pinned at submit (partition and accelerator_type say where).
-  enum class Kind { kStart, kBackfillStart, kReservation, kEnd, kRequeue, kPlacement };
+  /// kPlacement: the job was pinned at submit (partition and accelerator_type say where). kPreempt: the job was
+  /// chosen as a victim (signalled; its kRequeue follows after its grace time).
+  enum class Kind { kStart, kBackfillStart, kReservation, kEnd, kRequeue, kPlacement, kPreempt };
   Kind kind = Kind::kStart;
   Seconds time = 0;
   int job = 0;
@@ -80,7 +84,8 @@ struct ScheduleEvent {
 struct SimConfig {
   Backfill backfill = Backfill::kEasy;
   std::vector<NodeFailure> failures;
-  Seconds requeue_delay = 0;  ///< a requeued job is eligible again this long after its node failed
+  Seconds requeue_delay = 0;  ///< a requeued job (node failure or preemption) is eligible again this long after
+  PreemptionSettings preemption;
   /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
   int bf_max_job_test = 0;
   PlacementSettings placement;
@@ -98,6 +103,7 @@ struct SimCounters {
   std::size_t backfilled_jobs = 0;
   std::size_t priority_updates = 0;  ///< batched scorer calls (decay-thread ticks)
   std::size_t requeues = 0;
+  std::size_t preemptions = 0;
   std::map<std::string, std::size_t> rejections;  ///< reason -> jobs
 };
 
