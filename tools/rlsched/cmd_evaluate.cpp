@@ -1,10 +1,11 @@
-// `rlsched evaluate`: several policies (and placements) on one workload, compared in one table; with --candidate, a
-// verdict on a new model.
+// `rlsched evaluate`: several policies (and placements, preemption modes) on one workload, compared in one table;
+// with --candidate, a verdict on a new model.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -62,14 +63,20 @@ int run_evaluate(const EvaluateOptions& options) {
        expand_policies(options.policies.empty() && !candidate.empty() ? "fcfs,sjf,f1,multifactor" : options.policies))
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   const std::vector<sim::Placement> placements = options.run.parsed_placements();
-  const std::size_t runs = names.size() * placements.size();
+  const std::vector<sim::PreemptionMode> preemptions = options.run.parsed_preemptions();
+  const std::size_t runs = names.size() * placements.size() * preemptions.size();
   std::vector<sim::PolicyResult> results;
-  for (const sim::Placement placement : placements) {
+  std::vector<std::pair<sim::Placement, sim::PreemptionMode>> setups;  // every placement under every mode
+  for (const sim::Placement placement : placements)
+    for (const sim::PreemptionMode preemption : preemptions) setups.emplace_back(placement, preemption);
+  for (const auto& [placement, preemption] : setups) {
     evaluation.sim.placement.mode = placement;
+    evaluation.sim.preemption.mode = preemption;
     for (const std::string& name : names) {
       auto scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
       if (!scorer.ok()) return fail(scorer.status());
-      const std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
+      std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
+      if (preemptions.size() > 1) label += fmt::format(" / {}", sim::to_string(preemption));
       // The bar lives only for the run, so it is erased before any error message is printed.
       auto result = [&] {
         ProgressBar bar(runs > 1 ? fmt::format("{} [{}/{}]", label, results.size() + 1, runs) : label);
@@ -87,12 +94,13 @@ int run_evaluate(const EvaluateOptions& options) {
   if (!candidate.empty()) {
     std::vector<sim::PolicyResult> first_placement;
     for (const sim::PolicyResult& r : results)
-      if (r.placement == placements.front()) first_placement.push_back(r);
+      if (r.placement == placements.front() && r.preemption == preemptions.front()) first_placement.push_back(r);
     verdict = decide(first_placement, candidate, current);
   }
   if (report) {
     print_comparison(stdout, results);
     if (inputs->workload_has_accelerators()) print_placement_comparison(stdout, results);
+    if (inputs->injected.urgent > 0) print_preemption_comparison(stdout, results);
     if (verdict) fmt::print("\n{}\n", verdict->text);
   }
   if (!options.run.json.empty()) {

@@ -26,6 +26,8 @@ struct SimulateOptions {
 int run_simulate(const SimulateOptions& options) {
   if (options.run.parsed_placements().size() != 1)
     return fail(Status::InvalidInput("simulate runs one --placement (evaluate compares several)"));
+  if (options.run.parsed_preemptions().size() != 1)
+    return fail(Status::InvalidInput("simulate runs one --preemption (evaluate compares several)"));
   auto inputs = load_inputs(options.run);
   if (!inputs.ok()) return fail(inputs.status());
   sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);

@@ -143,6 +143,13 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
     inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
   }
+  // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.
+  const auto [urgent_share, seed] = options.parsed_urgent();
+  if (urgent_share > 0)
+    inputs.injected.urgent = sim::mark_urgent(inputs.workload.jobs, urgent_share, seed, kUrgentQos);
+  if (const auto checkpoint = options.parsed_checkpoint())
+    inputs.injected.checkpointable =
+        sim::declare_checkpoints(inputs.workload.jobs, *checkpoint, options.checkpointable, seed, kUrgentQos);
   return inputs;
 }
 
@@ -153,6 +160,10 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.sim.bf_max_job_test = options.bf_max_job_test;
   evaluation.sim.placement.mode = options.parsed_placements().front();
   evaluation.sim.placement.partitions = options.parsed_placement_partitions();
+  evaluation.sim.requeue_delay = options.requeue_delay;
+  evaluation.sim.preemption.mode = options.parsed_preemptions().front();
+  evaluation.sim.preemption.restart_overhead = options.restart_overhead;
+  if (!options.urgent.empty()) evaluation.sim.preemption.rules = {sim::PreemptRule{kUrgentQos, {sim::kDefaultQos}}};
   if (options.failures_mtbf_hours > 0 && !inputs.workload.jobs.empty()) {
     const auto [first, last] = sim::workload_span(inputs.workload.jobs);
     evaluation.sim.failures = sim::random_failures(inputs.cluster, first, last, options.failures_mtbf_hours,

@@ -8,6 +8,7 @@
 #include "rlsched/job.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
+#include "rlsched/sim/preemption.h"
 #include "rlsched/status.h"
 #include "run_options.h"
 
@@ -18,6 +19,8 @@ inline constexpr std::size_t kSyntheticJobs = 10000;
 inline constexpr int kSyntheticNodes = 256;
 inline constexpr double kSyntheticLoad = 0.7;
 inline constexpr std::uint64_t kSyntheticSeed = 1;
+/// The QOS --urgent gives; it preempts kDefaultQos ("normal").
+inline constexpr const char* kUrgentQos = "urgent";
 
 struct Inputs {
   Workload workload;
@@ -28,6 +31,8 @@ struct Inputs {
   /// The machine the runs use: the --cluster one, or the one the workload implies under the chosen protocol.
   /// Used for the report, failure schedules and outcome names; evaluate_policy gets it only when given.
   Cluster cluster;
+  /// What --urgent and --checkpoint did to the workload.
+  sim::InjectionReport injected;
 
   bool workload_has_accelerators() const {
     for (const Job& j : workload.jobs)
@@ -43,7 +48,8 @@ struct Inputs {
 /// \return the reader's error (which names file and line), or InvalidInput when no machine can be implied.
 Result<Inputs> load_inputs(const RunOptions& options);
 
-/// Protocol, backfill, bf_max_job_test and the failure schedule for these inputs.
+/// Protocol, backfill, bf_max_job_test, the failure schedule and preemption (the first --preemption mode; with
+/// --urgent, QOS urgent preempts normal) for these inputs.
 sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const Inputs& inputs);
 
 /// Settings for make_scorer: the multifactor scorer uses the cluster's slurm.conf weights when it has any.

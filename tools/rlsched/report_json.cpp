@@ -19,6 +19,7 @@ json result_json(const sim::PolicyResult& r) {
       {"policy", r.policy},
       {"backfill", sim::to_string(r.backfill)},
       {"placement", sim::to_string(r.placement)},
+      {"preemption", sim::to_string(r.preemption)},
       {"protocol", sim::to_string(r.protocol)},
       {"avg_bsld", m.avg_bsld},
       {"avg_wait", m.avg_wait},
@@ -39,6 +40,8 @@ json result_json(const sim::PolicyResult& r) {
       {"restarts", m.restarts},
       {"lost_cpu_hours", m.lost_cpu_hours},
       {"lost_accelerator_hours", m.lost_accelerator_hours},
+      {"preemptions", m.preemptions},
+      {"goodput", m.goodput},
       {"sim_seconds", r.wall_seconds},
   };
   // The rlscheduler protocol computes metrics from outcomes alone, so fragmentation (which needs the timeline) is
@@ -51,6 +54,10 @@ json result_json(const sim::PolicyResult& r) {
     per_type.push_back({{"name", t.name}, {"jobs", t.jobs}, {"avg_wait", t.avg_wait}, {"utilization", t.utilization},
                         {"utilization_arriving", t.utilization_arriving}});
   j["per_type"] = std::move(per_type);
+  json per_qos = json::array();
+  for (const sim::QosMetrics& q : m.per_qos)
+    per_qos.push_back({{"name", q.name}, {"jobs", q.jobs}, {"avg_wait", q.avg_wait}, {"p95_wait", q.p95_wait}});
+  j["per_qos"] = std::move(per_qos);
   if (r.protocol == sim::Protocol::kRlScheduler) {
     j["sequence_bsld"] = r.sequence_bsld;
   } else {
@@ -61,6 +68,7 @@ json result_json(const sim::PolicyResult& r) {
                      {"backfilled_jobs", c.backfilled_jobs},
                      {"priority_updates", c.priority_updates},
                      {"requeues", c.requeues},
+                     {"preemptions", c.preemptions},
                      {"rejections", c.rejections}};
   }
   return j;
@@ -103,6 +111,17 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
                        {"mttr_hours", options.failures_mttr_hours},
                        {"seed", options.seed},
                        {"node_failures", evaluation.sim.failures.size()}};
+  if (inputs.injected.urgent > 0 || inputs.injected.checkpointable > 0) {
+    const auto [share, seed] = options.parsed_urgent();
+    doc["injection"] = {{"urgent_share", share},
+                        {"seed", seed},
+                        {"urgent_jobs", inputs.injected.urgent},
+                        {"checkpoint", options.checkpoint},
+                        {"checkpointable_share", options.checkpointable},
+                        {"checkpointable_jobs", inputs.injected.checkpointable},
+                        {"restart_overhead", options.restart_overhead},
+                        {"requeue_delay", options.requeue_delay}};
+  }
   json list = json::array();
   for (const sim::PolicyResult& r : results) list.push_back(result_json(r));
   doc["results"] = std::move(list);

@@ -54,6 +54,44 @@ bool several_placements(const std::vector<sim::PolicyResult>& results) {
   return false;
 }
 
+bool several_preemptions(const std::vector<sim::PolicyResult>& results) {
+  for (const sim::PolicyResult& r : results)
+    if (r.preemption != results.front().preemption) return true;
+  return false;
+}
+
+/// "POLICY", with " / PLACEMENT" and " / PREEMPTION" when the results differ in them.
+std::string run_label(const sim::PolicyResult& r, const std::vector<sim::PolicyResult>& results) {
+  std::string label = r.policy;
+  if (several_placements(results)) label += fmt::format(" / {}", sim::to_string(r.placement));
+  if (several_preemptions(results)) label += fmt::format(" / {}", sim::to_string(r.preemption));
+  return label;
+}
+
+/// The waits of the urgent QOS's jobs, and the average wait of all others.
+struct UrgentWaits {
+  std::size_t urgent_jobs = 0;
+  double urgent_avg = 0, urgent_p95 = 0, others_avg = 0;
+};
+
+UrgentWaits urgent_waits(const sim::Metrics& m) {
+  UrgentWaits w;
+  double others = 0;
+  std::size_t other_jobs = 0;
+  for (const sim::QosMetrics& q : m.per_qos) {
+    if (q.name == kUrgentQos) {
+      w.urgent_jobs = q.jobs;
+      w.urgent_avg = q.avg_wait;
+      w.urgent_p95 = q.p95_wait;
+    } else {
+      others += q.avg_wait * static_cast<double>(q.jobs);
+      other_jobs += q.jobs;
+    }
+  }
+  w.others_avg = other_jobs > 0 ? others / static_cast<double>(other_jobs) : 0;
+  return w;
+}
+
 std::string hours(double seconds) {
   return fixed(seconds / 3600.0, 2);
 }
@@ -107,6 +145,18 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
              count(cluster.nodes.size(), "node", "nodes"), count(cluster.total_cpus(), "CPU", "CPUs"),
              count(cluster.partitions.size(), "partition", "partitions"), accelerator_summary(cluster));
   fmt::print(out, "protocol:  {}\n", protocol_summary(evaluation));
+  if (inputs.injected.urgent > 0) {
+    const auto [share, seed] = options.parsed_urgent();
+    fmt::print(out,
+               "urgent:    {} jobs of QOS {} ({} of the jobs with a run of at most 2 h, seed {}); they queue first "
+               "and may preempt QOS {}\n",
+               inputs.injected.urgent, kUrgentQos, share, seed, sim::kDefaultQos);
+    fmt::print(out, "preemption: {}; restart overhead {} s, requeue delay {} s\n", options.preemption,
+               options.restart_overhead, options.requeue_delay);
+  }
+  if (!options.checkpoint.empty())
+    fmt::print(out, "checkpoint: {} jobs declare {} ({} of the long jobs)\n", inputs.injected.checkpointable,
+               options.checkpoint, options.checkpointable);
   if (inputs.workload_has_accelerators() && evaluation.protocol == sim::Protocol::kFull)
     fmt::print(out, "placement: {}{}\n", options.placement,
                options.placement_partitions.empty() ? std::string()
@@ -124,10 +174,9 @@ void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& resu
   for (const char* name : {"avg_bsld", "avg_wait", "p50_wait", "p95_wait", "p99_wait", "max_wait", "util", "frag",
                            "jain", "jobs", "timeouts", "rejected", "sim_s", "jobs/s"})
     table.add_column(name);
-  const bool placements = several_placements(results);
   for (const sim::PolicyResult& r : results) {
     const sim::Metrics& m = r.metrics;
-    table.add_row({placements ? fmt::format("{} / {}", r.policy, sim::to_string(r.placement)) : r.policy,
+    table.add_row({run_label(r, results),
                    sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait), secs(m.p50_wait),
                    secs(m.p95_wait), secs(m.p99_wait), secs(m.max_wait), fixed(m.utilization, 3),
                    r.protocol == sim::Protocol::kFull ? fixed(m.fragmentation, 3) : "-", fixed(m.jain_fairness, 3),
@@ -168,10 +217,37 @@ void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyRes
              "accel_frag = idle accelerator-time share while a fitting job waited\n");
 }
 
+void print_preemption_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results) {
+  if (results.empty() || results.front().protocol != sim::Protocol::kFull) return;
+  bool accelerators = false;
+  for (const sim::PolicyResult& r : results)
+    for (const sim::AcceleratorTypeMetrics& t : r.metrics.per_type) accelerators = accelerators || t.jobs > 0;
+  Table table;
+  table.add_column("policy", Table::Align::kLeft);
+  table.add_column("preemption", Table::Align::kLeft);
+  for (const char* name : {"urgent_jobs", "urgent_avg_wait_h", "urgent_p95_wait_h", "others_avg_wait_h",
+                           "preemptions", "requeues", accelerators ? "lost_accel_h" : "lost_cpu_h", "goodput"})
+    table.add_column(name);
+  for (const sim::PolicyResult& r : results) {
+    const sim::Metrics& m = r.metrics;
+    const UrgentWaits w = urgent_waits(m);
+    table.add_row({run_label(r, results), sim::to_string(r.preemption), std::to_string(w.urgent_jobs),
+                   hours(w.urgent_avg), hours(w.urgent_p95), hours(w.others_avg), std::to_string(m.preemptions),
+                   std::to_string(m.restarts), fixed(accelerators ? m.lost_accelerator_hours : m.lost_cpu_hours, 1),
+                   fixed(m.goodput, 4)});
+  }
+  fmt::print(out, "\n{}", table.render());
+  fmt::print(out,
+             "\nwaits in hours; requeues = preemptions' and node failures' requeues; lost = work thrown away (since "
+             "the last checkpoint, or the whole run); goodput = useful / allocated {}-hours over every run\n",
+             accelerators ? "accelerator" : "CPU");
+}
+
 void print_details(std::FILE* out, const sim::PolicyResult& r) {
   const sim::Metrics& m = r.metrics;
-  fmt::print(out, "policy {}, backfill {}, protocol {}, placement {}\n\n", r.policy, sim::to_string(r.backfill),
-             sim::to_string(r.protocol), sim::to_string(r.placement));
+  fmt::print(out, "policy {}, backfill {}, protocol {}, placement {}, preemption {}\n\n", r.policy,
+             sim::to_string(r.backfill), sim::to_string(r.protocol), sim::to_string(r.placement),
+             sim::to_string(r.preemption));
 
   Table metrics;
   metrics.add_column("metric", Table::Align::kLeft);
@@ -197,9 +273,11 @@ void print_details(std::FILE* out, const sim::PolicyResult& r) {
     row("accel fragmentation", fixed(m.accel_fragmentation, 4));
   }
   row("jain fairness", fixed(m.jain_fairness, 4));
-  row("restarts", std::to_string(m.restarts));
+  row("restarts (requeues)", std::to_string(m.restarts));
+  row("preemptions", std::to_string(m.preemptions));
   row("lost CPU hours", fixed(m.lost_cpu_hours, 2));
   row("lost accelerator hours", fixed(m.lost_accelerator_hours, 2));
+  row("goodput", fixed(m.goodput, 4));
   row("sim seconds", fixed(r.wall_seconds, 3));
   row("jobs/s", fixed(jobs_per_second(r), 0));
   fmt::print(out, "{}", metrics.render());
@@ -215,6 +293,17 @@ void print_details(std::FILE* out, const sim::PolicyResult& r) {
       types.add_row({t.name, std::to_string(t.jobs), secs(t.avg_wait), fixed(t.utilization, 4),
                      fixed(t.utilization_arriving, 4)});
     fmt::print(out, "\n{}", types.render());
+  }
+
+  if (!m.per_qos.empty()) {
+    Table qos;
+    qos.add_column("QOS", Table::Align::kLeft);
+    qos.add_column("jobs");
+    qos.add_column("avg_wait");
+    qos.add_column("p95_wait");
+    for (const sim::QosMetrics& q : m.per_qos)
+      qos.add_row({q.name.empty() ? "(none)" : q.name, std::to_string(q.jobs), secs(q.avg_wait), secs(q.p95_wait)});
+    fmt::print(out, "\n{}", qos.render());
   }
 
   if (!r.sequence_bsld.empty()) {
@@ -237,6 +326,7 @@ void print_details(std::FILE* out, const sim::PolicyResult& r) {
     counters.add_row({"backfilled jobs", std::to_string(c.backfilled_jobs)});
     counters.add_row({"priority updates", std::to_string(c.priority_updates)});
     counters.add_row({"requeues", std::to_string(c.requeues)});
+    counters.add_row({"preemptions", std::to_string(c.preemptions)});
     for (const auto& [reason, jobs] : c.rejections) counters.add_row({"rejected: " + reason, std::to_string(jobs)});
     fmt::print(out, "\n{}", counters.render());
   }

@@ -37,6 +37,10 @@ void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& resu
 /// with each row's average completion time over that of the predictive placement of the same policy.
 void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results);
 
+/// For a workload with urgent jobs (--urgent): their waits against the others', preemptions, requeues, lost
+/// accelerator-hours (CPU-hours without accelerators) and goodput per policy and preemption mode.
+void print_preemption_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results);
+
 /// `simulate`'s report: every metric, per-accelerator-type metrics, simulator counters.
 void print_details(std::FILE* out, const sim::PolicyResult& result);
 

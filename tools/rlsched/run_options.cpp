@@ -1,6 +1,7 @@
 #include "run_options.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,54 @@ std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
+/// --urgent SHARE[:SEED]: a share in (0, 1] and an optional whole-number seed.
+Result<std::pair<double, std::uint64_t>> parse_urgent(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  const std::string share_text = text.substr(0, colon);
+  const std::string seed_text = colon == std::string::npos ? "1" : text.substr(colon + 1);
+  char* end = nullptr;
+  const double share = std::strtod(share_text.c_str(), &end);
+  if (share_text.empty() || *end != '\0' || !(share > 0 && share <= 1))
+    return Status::InvalidInput(fmt::format(
+        "'{}': SHARE must be a number in (0, 1], the share of short jobs made urgent (e.g. 0.1 or 0.1:7)", text));
+  if (seed_text.empty() || seed_text.find_first_not_of("0123456789") != std::string::npos || seed_text.size() > 19)
+    return Status::InvalidInput(fmt::format("'{}': SEED after the colon must be a whole number (e.g. 0.1:7)", text));
+  return std::make_pair(share, static_cast<std::uint64_t>(std::stoull(seed_text)));
+}
+
+/// --checkpoint interval=30m,cost=90s: the job comment's declaration (rlsched/preemption.h), prefix optional.
+Result<preemption::Checkpoint> parse_checkpoint(const std::string& text) {
+  const std::string word = text.rfind("checkpoint:", 0) == 0 ? text : "checkpoint:" + text;
+  if (word.find_first_of(" \t") != std::string::npos)
+    return Status::InvalidInput(fmt::format("'{}': no spaces (e.g. interval=30m,cost=90s)", text));
+  auto parsed = preemption::parse_checkpoint_comment(word);
+  if (!parsed.ok()) {  // the message names the sbatch option; here the word is an rlsched option's value
+    const std::string message = parsed.status().message();
+    const std::string sbatch = "--comment ";
+    return Status::InvalidInput(message.rfind(sbatch, 0) == 0 ? message.substr(sbatch.size()) : message);
+  }
+  return **parsed;
+}
+
 }  // namespace
+
+std::vector<sim::PreemptionMode> RunOptions::parsed_preemptions() const {
+  std::vector<sim::PreemptionMode> out;
+  for (const std::string& name : split_commas(preemption))
+    if (auto m = sim::parse_preemption_mode(name); m.ok() && std::find(out.begin(), out.end(), *m) == out.end())
+      out.push_back(*m);
+  return out;
+}
+
+std::pair<double, std::uint64_t> RunOptions::parsed_urgent() const {
+  if (urgent.empty()) return {0.0, 1};
+  return *parse_urgent(urgent);
+}
+
+std::optional<preemption::Checkpoint> RunOptions::parsed_checkpoint() const {
+  if (checkpoint.empty()) return std::nullopt;
+  return *parse_checkpoint(checkpoint);
+}
 
 std::vector<sim::Placement> RunOptions::parsed_placements() const {
   std::vector<sim::Placement> out;
@@ -151,13 +199,60 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "submit span) is this")
       ->type_name("RHO")
       ->check(CLI::PositiveNumber);
+  CLI::Option* preemption = app.add_option("--preemption", options.preemption,
+                 "Preemption: none, requeue (Slurm's preempt/qos, PreemptMode=REQUEUE: victims restart from scratch) "
+                 "or checkpoint (preempt/rlsched: checkpointable victims, grace, resume); evaluate compares a "
+                 "comma-separated list. Needs --urgent (docs/preemption.md)")
+      ->type_name("LIST")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const std::vector<std::string> names = split_commas(text);
+            if (names.empty()) return "no preemption mode given (known: none, requeue, checkpoint)";
+            for (const std::string& name : names)
+              if (auto m = sim::parse_preemption_mode(name); !m.ok()) return m.status().message();
+            return {};
+          },
+          ""))
+      ->capture_default_str();
+  CLI::Option* urgent = app.add_option("--urgent", options.urgent,
+                 "Make a seeded random SHARE of the short jobs (recorded run <= 2 h) QOS urgent, which queues first "
+                 "and may preempt QOS normal (every other job); SEED defaults to 1")
+      ->type_name("SHARE[:SEED]")
+      ->check(parse_validator(parse_urgent));
+  CLI::Option* checkpoint = app.add_option("--checkpoint", options.checkpoint,
+                 "Long jobs (time limit above the interval, not urgent) declare this checkpoint, as "
+                 "sbatch --comment=checkpoint:interval=30m,cost=90s does")
+      ->type_name("interval=D,cost=D")
+      ->check(parse_validator(parse_checkpoint));
+  CLI::Option* checkpointable = app.add_option("--checkpointable", options.checkpointable,
+                 "Share of those long jobs that declare it (seeded with --urgent's SEED)")
+      ->type_name("SHARE")
+      ->check(CLI::Range(0.0, 1.0).description(""))
+      ->capture_default_str()
+      ->needs(checkpoint);
+  CLI::Option* restart_overhead = app.add_option("--restart-overhead", options.restart_overhead,
+                 "Seconds of extra run time a job pays when it resumes from a checkpoint")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  CLI::Option* requeue_delay = app.add_option("--requeue-delay", options.requeue_delay,
+                 "Seconds before a requeued job (node failure, preemption) is eligible again")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions});
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions, preemption, urgent,
+                                     checkpoint, checkpointable, restart_overhead, requeue_delay});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 
   // Under rlscheduler these would be silently ignored by the compat simulator, so say so instead.
-  app.parse_complete_callback([&options, full_only] {
+  app.parse_complete_callback([&options, full_only, urgent] {
+    const std::vector<sim::PreemptionMode> modes = options.parsed_preemptions();
+    const bool preempting = std::any_of(modes.begin(), modes.end(),
+                                        [](sim::PreemptionMode m) { return m != sim::PreemptionMode::kNone; });
+    if (urgent->count() == 0 && preempting)
+      throw CLI::ValidationError("--preemption", "needs urgent jobs to preempt for: add --urgent SHARE[:SEED]");
     if (options.parsed_protocol() != sim::Protocol::kRlScheduler) return;
     for (const CLI::Option* option : full_only)
       if (option->count() > 0)

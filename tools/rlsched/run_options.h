@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "rlsched/preemption.h"
 #include "rlsched/sim/evaluation.h"
 
 namespace rlsched::cli {
@@ -28,12 +31,23 @@ struct RunOptions {
   std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go
   std::string any_of;                      ///< Alibaba pod CSV giving a Gavel workload's type constraints
   double load = 0;                         ///< offered load to scale arrivals to; 0: the trace's own arrivals
+  std::string preemption = "none";         ///< none|requeue|checkpoint; evaluate takes a comma list
+  std::string urgent;                      ///< "SHARE[:SEED]": short jobs made QOS urgent; empty: none
+  std::string checkpoint;                  ///< "interval=30m,cost=90s": what long normal jobs declare; empty: none
+  double checkpointable = 1;               ///< share of the long jobs that declare --checkpoint
+  Seconds restart_overhead = 0;            ///< seconds a job resuming from a checkpoint pays
+  Seconds requeue_delay = 0;               ///< seconds before a requeued job is eligible again
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
   bool json_to_stdout() const { return json == "-"; }
   std::vector<sim::Placement> parsed_placements() const;
   std::vector<std::string> parsed_placement_partitions() const;
+  std::vector<sim::PreemptionMode> parsed_preemptions() const;
+  /// --urgent's share and seed (seed 1 when not given); {0, 1} without --urgent.
+  std::pair<double, std::uint64_t> parsed_urgent() const;
+  /// --checkpoint's declaration; nullopt without it.
+  std::optional<preemption::Checkpoint> parsed_checkpoint() const;
 };
 
 /// Adds the shared options to `app`, bound to `options`, with validators that turn bad values into usage errors.
