@@ -575,3 +575,60 @@ TEST_CASE("evaluate --candidate judges a model against the current one on the he
   CHECK(contains(swapped.out, promote ? "verdict: KEEP model:" + a : "verdict: PROMOTE model:" + b));
   CHECK(run_cli({"evaluate", "--trace", trace}).exit_code == 2);  // neither --policies nor --candidate
 }
+
+// A 10-hour job holds all 4 CPUs; an urgent 10-minute job arrives an hour in. Every figure below is worked out by
+// hand from docs/preemption.md's rules (minimum run time 10 min, grace = cost 90 s + margin 30 s).
+TEST_CASE("evaluate --preemption: no preemption, requeue from scratch and checkpoint, with rlsched.yaml's rules") {
+  TempDir dir;
+  const std::string swf = dir.file("urgent.swf");
+  std::ofstream(swf) << "; MaxNodes: 4\n; MaxProcs: 4\n"
+                        "1 0 0 36000 4 -1 -1 4 40000 -1 1 1 1 -1 1 -1 -1 -1\n"
+                        "2 3600 0 600 4 -1 -1 4 1200 -1 1 2 1 -1 1 -1 -1 -1\n";
+  const std::vector<std::string> common = {"evaluate", "--trace", swf, "--policies", "fcfs", "--urgent", "1",
+                                           "--checkpoint", "interval=30m,cost=90s",
+                                           "--preemption", "none,requeue,checkpoint", "--json", "-"};
+  struct Expected {
+    const char* mode;
+    int preemptions;
+    double lost_cpu_hours, urgent_wait, other_wait;
+  };
+  auto check = [](const Run& run, const std::vector<Expected>& expected) {
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    const json doc = json::parse(run.out);
+    REQUIRE(doc.at("results").size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const json& r = doc["results"][i];
+      INFO(r.dump());
+      CHECK(r.at("preemption") == expected[i].mode);
+      CHECK(r.at("preemptions") == expected[i].preemptions);
+      CHECK(r.at("lost_cpu_hours").get<double>() == Approx(expected[i].lost_cpu_hours));
+      for (const json& q : r.at("per_qos"))
+        CHECK(q.at("avg_wait").get<double>() ==
+              (q.at("name") == "urgent" ? expected[i].urgent_wait : expected[i].other_wait));
+    }
+  };
+  // none: the urgent job waits for the long one to end (36,000 - 3,600 s). requeue: it starts at once, the long
+  // job restarts from scratch when it ends (4 CPUs x 1 h lost). checkpoint: it waits out the 120 s grace, the long
+  // job loses only its checkpoint's 90 s on 4 CPUs and resumes when the urgent job ends.
+  check(run_cli(common), {{"none", 0, 0.0, 32400, 0}, {"requeue", 1, 4.0, 0, 4200}, {"checkpoint", 1, 0.1, 120, 4320}});
+
+  // The rules an admin gives preempt/rlsched: with a 2 h minimum run time the long job becomes a victim at 7,200 s,
+  // the urgent job starts after the grace (7,320 s) and the long one resumes when it ends (7,920 s).
+  std::vector<std::string> protective = common;
+  const std::string config = dir.file("rlsched.yaml");
+  std::ofstream(config) << "preemption:\n  min_run_time: 2h\n";
+  protective.insert(protective.end(), {"--preemption-config", config});
+  check(run_cli(protective),
+        {{"none", 0, 0.0, 32400, 0}, {"requeue", 1, 4.0, 0, 4200}, {"checkpoint", 1, 0.1, 3720, 7920}});
+
+  std::ofstream(config) << "preemption:\n  min_run_time: soon\n";
+  const Run bad = run_cli(protective);
+  CHECK(bad.exit_code == 1);
+  CHECK(contains(bad.err, config + ":2: preemption.min_run_time must be a duration"));
+  std::vector<std::string> no_urgent(common.begin(), common.begin() + 5);
+  no_urgent.insert(no_urgent.end(), {"--preemption", "checkpoint"});
+  const Run needs_urgent = run_cli(no_urgent);
+  CHECK(needs_urgent.exit_code == 2);
+  CHECK(contains(needs_urgent.err, "add --urgent"));
+}

@@ -12,6 +12,7 @@
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/io/workload_readers.h"
+#include "rlsched/plugin_config.h"
 #include "rlsched/sim/rlscheduler_compat.h"
 #include "rlsched/sim/simulator.h"
 
@@ -143,6 +144,13 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
     inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
   }
+  if (!options.preemption_config.empty()) {
+    config::LoadConfigOptions trust;
+    trust.require_private = false;  // read here, not run by slurmctld
+    auto plugin_config = config::load_plugin_config(options.preemption_config, trust);
+    if (!plugin_config.ok()) return plugin_config.status();
+    inputs.preemption_policy = plugin_config->preemption;
+  }
   // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.
   const auto [urgent_share, seed] = options.parsed_urgent();
   if (urgent_share > 0)
@@ -163,6 +171,7 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.sim.requeue_delay = options.requeue_delay;
   evaluation.sim.preemption.mode = options.parsed_preemptions().front();
   evaluation.sim.preemption.restart_overhead = options.restart_overhead;
+  evaluation.sim.preemption.policy = inputs.preemption_policy;
   if (!options.urgent.empty()) evaluation.sim.preemption.rules = {sim::PreemptRule{kUrgentQos, {sim::kDefaultQos}}};
   if (options.failures_mtbf_hours > 0 && !inputs.workload.jobs.empty()) {
     const auto [first, last] = sim::workload_span(inputs.workload.jobs);

@@ -33,6 +33,8 @@ struct Inputs {
   Cluster cluster;
   /// What --urgent and --checkpoint did to the workload.
   sim::InjectionReport injected;
+  /// The checkpoint mode's rules: --preemption-config's rlsched.yaml preemption section, or its defaults.
+  preemption::Policy preemption_policy;
 
   bool workload_has_accelerators() const {
     for (const Job& j : workload.jobs)

@@ -240,9 +240,14 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  CLI::Option* preemption_config = app.add_option("--preemption-config", options.preemption_config,
+                 "rlsched.yaml whose preemption section (minimum run time, cap and window, preemptable QOS, grace "
+                 "margin) the checkpoint mode applies, as preempt/rlsched does; default: that section's defaults")
+      ->type_name("rlsched.yaml")
+      ->check(CLI::ExistingFile);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
   full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions, preemption, urgent,
-                                     checkpoint, checkpointable, restart_overhead, requeue_delay});
+                                     checkpoint, checkpointable, restart_overhead, requeue_delay, preemption_config});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 

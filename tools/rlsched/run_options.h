@@ -37,6 +37,7 @@ struct RunOptions {
   double checkpointable = 1;               ///< share of the long jobs that declare --checkpoint
   Seconds restart_overhead = 0;            ///< seconds a job resuming from a checkpoint pays
   Seconds requeue_delay = 0;               ///< seconds before a requeued job is eligible again
+  std::string preemption_config;           ///< rlsched.yaml whose preemption section the checkpoint mode applies
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
