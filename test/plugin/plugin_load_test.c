@@ -9,6 +9,7 @@
 \*****************************************************************************/
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "slurm_stubs.h"
+#include "src/slurmctld/preempt.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
 
@@ -47,6 +49,8 @@ typedef struct {
 	void (*update)(void);
 	int (*submit)(job_desc_msg_t *, uint32_t, char **);
 	int (*modify)(job_desc_msg_t *, job_record_t *, uint32_t);
+	bool (*preemptable)(job_record_t *, job_record_t *);
+	int (*get_data)(job_record_t *, slurm_preempt_data_type_t, void *);
 } plugin_t;
 
 static void _write(const char *path, const char *text, mode_t mode)
@@ -108,6 +112,15 @@ static int _load(plugin_t *p, const char *type)
 		p->update = (void (*)(void)) dlsym(p->handle,
 						   "site_factor_p_update");
 		CHECK(p->reconfig && p->set && p->update, "site_factor_p_*");
+	} else if (!strcmp(type, "preempt")) {
+		p->preemptable = (bool (*)(job_record_t *, job_record_t *))
+			dlsym(p->handle, "preempt_p_preemptable");
+		p->get_data = (int (*)(job_record_t *, slurm_preempt_data_type_t,
+				       void *)) dlsym(p->handle,
+						      "preempt_p_get_data");
+		CHECK(p->preemptable && p->get_data &&
+		      dlsym(p->handle, "preempt_p_job_preempt_check"),
+		      "preempt_p_*");
 	} else {
 		p->submit = (int (*)(job_desc_msg_t *, uint32_t, char **))
 			dlsym(p->handle, "job_submit");
@@ -501,6 +514,7 @@ static job_desc_msg_t *_desc(const char *partition, const char *per_node,
 	d->time_limit = minutes;
 	d->min_nodes = NO_VAL;
 	d->num_tasks = NO_VAL;
+	d->requeue = NO_VAL16;	/* unset, as slurm_init_job_desc_msg() leaves it */
 	d->name = strdup("train");
 	return d;
 }
@@ -687,6 +701,211 @@ static int _job_submit_bad_config(void)
 	return 0;
 }
 
+/* ---- checkpoint declarations and preempt/rlsched ---- */
+
+static int _job_submit_checkpoint(void)
+{
+	plugin_t p;
+	job_desc_msg_t *d;
+	char *err = NULL;
+	int rc;
+
+	_cluster();
+	_config("mode: shadow\npreemption:\n  grace_margin: 20s\n", 0644);
+	if (_load(&p, "job_submit"))
+		return 1;
+	CHECK(p.init() == SLURM_SUCCESS, "init");
+
+	/* Declared: requeue, B:USR1 at cost 90 + margin 20, append */
+	d = _desc(NULL, NULL, NULL, 600);
+	d->comment = strdup("sweep 3 checkpoint:interval=30m,cost=90s");
+	rc = _submit(&p, d, &err);
+	CHECK(rc == SLURM_SUCCESS, "rc %d err %s", rc, err ? err : "");
+	CHECK(d->requeue == 1, "requeue %u", d->requeue);
+	CHECK(d->warn_signal == SIGUSR1 && d->warn_flags == KILL_JOB_BATCH &&
+	      d->warn_time == 110, "signal %u flags %u time %u",
+	      d->warn_signal, d->warn_flags, d->warn_time);
+	CHECK(d->open_mode == OPEN_MODE_APPEND, "open_mode %u", d->open_mode);
+	_free_desc(d);
+
+	/* The job's own signal and output mode are kept */
+	d = _desc(NULL, NULL, NULL, 600);
+	d->comment = strdup("checkpoint:interval=30m,cost=90s");
+	d->warn_signal = SIGUSR2;
+	d->warn_time = 300;
+	d->open_mode = OPEN_MODE_TRUNCATE;
+	CHECK(_submit(&p, d, &err) == SLURM_SUCCESS, "own signal");
+	CHECK(d->warn_signal == SIGUSR2 && d->warn_time == 300 &&
+	      d->open_mode == OPEN_MODE_TRUNCATE && d->requeue == 1,
+	      "signal %u@%u open_mode %u", d->warn_signal, d->warn_time,
+	      d->open_mode);
+	_free_desc(d);
+
+	/* Malformed: rejected with the parser's message */
+	d = _desc(NULL, NULL, NULL, 600);
+	d->comment = strdup("checkpoint:interval=30m");
+	rc = _submit(&p, d, &err);
+	CHECK(rc != SLURM_SUCCESS, "malformed accepted");
+	CHECK(err && strstr(err, "rlsched: --comment checkpoint:interval=30m: cost= is missing"),
+	      "err %s", err ? err : "(none)");
+	free(err);
+	err = NULL;
+	_free_desc(d);
+
+	/* --no-requeue contradicts it */
+	d = _desc(NULL, NULL, NULL, 600);
+	d->comment = strdup("checkpoint:interval=30m,cost=90s");
+	d->requeue = 0;
+	rc = _submit(&p, d, &err);
+	CHECK(rc != SLURM_SUCCESS && err && strstr(err, "--no-requeue"),
+	      "no-requeue: rc %d err %s", rc, err ? err : "(none)");
+	free(err);
+	err = NULL;
+	_free_desc(d);
+
+	/* No declaration: untouched */
+	d = _desc(NULL, NULL, NULL, 600);
+	d->comment = strdup("just notes");
+	CHECK(_submit(&p, d, &err) == SLURM_SUCCESS, "plain");
+	CHECK(d->requeue == NO_VAL16 && !d->warn_signal && !d->open_mode,
+	      "plain job changed");
+	_free_desc(d);
+	_unload(&p);
+	return 0;
+}
+
+static slurmdb_qos_rec_t qos_low, qos_high;
+
+/* QOS low (id 1) and high (id 2, Preempt=low) */
+static void _qos(void)
+{
+	memset(&qos_low, 0, sizeof(qos_low));
+	memset(&qos_high, 0, sizeof(qos_high));
+	qos_low.id = 1;
+	qos_low.name = "low";
+	qos_low.grace_time = 15;
+	qos_high.id = 2;
+	qos_high.name = "high";
+	qos_high.priority = 1000;
+	qos_high.preempt_bitstr = stub_bit_alloc(8);
+	stub_bit_set(qos_high.preempt_bitstr, 1);
+}
+
+static job_record_t *_running(uint32_t id, slurmdb_qos_rec_t *qos,
+			      const char *comment, time_t started, int gpus)
+{
+	job_record_t *j = stub_add_job(id, JOB_RUNNING, parts[0], started - 60,
+				       600, 8, "gpu", "h200", gpus);
+	j->qos_ptr = qos;
+	j->comment = comment ? strdup(comment) : NULL;
+	j->start_time = started;
+	j->node_cnt = 1;
+	return j;
+}
+
+static uint32_t _prio(plugin_t *p, job_record_t *j)
+{
+	uint32_t prio = 0;
+	CHECK(p->get_data(j, PREEMPT_DATA_PRIO, &prio) == SLURM_SUCCESS,
+	      "PREEMPT_DATA_PRIO");
+	return prio;
+}
+
+static int _preempt_victims(void)
+{
+	plugin_t p;
+	time_t now = time(NULL);
+	job_record_t *ckpt, *ckpt_more_lost, *plain, *young, *urgent;
+	uint32_t grace = 0;
+	uint16_t mode = 0;
+	bool enabled = false;
+
+	_cluster();
+	_qos();
+	slurm_conf.preempt_mode = PREEMPT_MODE_REQUEUE;
+	_config("mode: enforce\npreemption:\n  min_run_time: 10m\n"
+		"  max_preemptions: 1\n  window: 1h\n  grace_margin: 20\n",
+		0644);
+	if (_load(&p, "preempt"))
+		return 1;
+	CHECK(p.init() == SLURM_SUCCESS, "init");
+
+	/* 40 min in, 30 min interval: 10 min lost on 2 GPUs (20 GPU-min) */
+	ckpt = _running(1, &qos_low, "checkpoint:interval=30m,cost=90s",
+			now - 2400, 2);
+	/* 25 min since its last checkpoint on 4 GPUs (100 GPU-min) */
+	ckpt_more_lost = _running(2, &qos_low,
+				  "checkpoint:interval=1h,cost=1m",
+				  now - 1500, 4);
+	plain = _running(3, &qos_low, "no declaration", now - 3600, 1);
+	young = _running(4, &qos_low, "checkpoint:interval=30m,cost=90s",
+			 now - 60, 1);
+	urgent = stub_add_job(5, JOB_PENDING, parts[0], now, 60, 8, "gpu",
+			      "h200", 8);
+	urgent->qos_ptr = &qos_high;
+
+	CHECK(p.preemptable(ckpt, urgent), "checkpointable job refused");
+	CHECK(p.preemptable(ckpt_more_lost, urgent), "second victim refused");
+	CHECK(!p.preemptable(plain, urgent), "job without checkpoint chosen");
+	/* (the stubs print Slurm's %pJ as a pointer: match the rest) */
+	CHECK(stub_log_count("is no victim for") &&
+	      stub_log_count(": not checkpointable"), "refusal not logged");
+	CHECK(!p.preemptable(young, urgent), "young job chosen");
+	CHECK(!p.preemptable(urgent, ckpt), "low QOS preempting high");
+	CHECK(_prio(&p, ckpt) < _prio(&p, ckpt_more_lost),
+	      "victim order: %u >= %u", _prio(&p, ckpt),
+	      _prio(&p, ckpt_more_lost));
+	CHECK(p.get_data(ckpt, PREEMPT_DATA_ENABLED, &enabled) == SLURM_SUCCESS &&
+	      enabled, "enabled");
+	CHECK(p.get_data(ckpt, PREEMPT_DATA_MODE, &mode) == SLURM_SUCCESS &&
+	      mode == PREEMPT_MODE_REQUEUE, "mode %u", mode);
+
+	/* Slurm preempts it: grace = cost 90 + margin 20, logged, counted */
+	CHECK(p.get_data(ckpt, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
+	      grace == 110, "grace %u", grace);
+	CHECK(stub_log_count(": grace 110 s, 600 s of run time since its last periodic checkpoint"),
+	      "preemption not logged");
+	/* The cap (1 per hour): not again once it runs again */
+	ckpt->start_time = now;
+	CHECK(!p.preemptable(ckpt, urgent), "preempted twice within the cap");
+	/* A QOS victim without a checkpoint gets its QOS's GraceTime */
+	CHECK(p.get_data(plain, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
+	      grace == 15, "plain grace %u", grace);
+	CHECK(p.get_data(ckpt, 99, &grace) == SLURM_ERROR, "unknown data type");
+	_unload(&p);
+	return 0;
+}
+
+static int _preempt_bad_config(void)
+{
+	plugin_t p;
+	time_t now = time(NULL);
+	job_record_t *requeueable, *plain, *urgent;
+
+	_cluster();
+	_qos();
+	_config("preemption:\n  max_preemptions: many\n", 0644);
+	if (_load(&p, "preempt"))
+		return 1;
+	CHECK(p.init() == SLURM_SUCCESS, "init with a bad config");
+	CHECK(stub_log_count("preempt/rlsched: loading the config failed") == 1,
+	      "fault not logged once");
+	/* Fallback: jobs Slurm can signal and requeue, by the QOS relation */
+	requeueable = _running(1, &qos_low, NULL, now - 3600, 2);
+	requeueable->details->requeue = 1;
+	requeueable->warn_signal = SIGUSR1;
+	plain = _running(2, &qos_low, NULL, now - 3600, 2);
+	urgent = stub_add_job(3, JOB_PENDING, parts[0], now, 60, 8, "gpu",
+			      "h200", 8);
+	urgent->qos_ptr = &qos_high;
+	CHECK(p.preemptable(requeueable, urgent), "fallback: requeueable job");
+	CHECK(!p.preemptable(plain, urgent), "fallback: plain job chosen");
+	CHECK(stub_log_count("loading the config failed") == 1,
+	      "fault logged again");
+	_unload(&p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario;
@@ -728,6 +947,12 @@ int main(int argc, char **argv)
 		rc = _job_submit_mapping();
 	else if (!strcmp(scenario, "job_submit_burst"))
 		rc = _job_submit_burst();
+	else if (!strcmp(scenario, "job_submit_checkpoint"))
+		rc = _job_submit_checkpoint();
+	else if (!strcmp(scenario, "preempt_victims"))
+		rc = _preempt_victims();
+	else if (!strcmp(scenario, "preempt_bad_config"))
+		rc = _preempt_bad_config();
 	else if (!strcmp(scenario, "job_submit_bad_config"))
 		rc = _job_submit_bad_config();
 	else
