@@ -63,6 +63,8 @@ rl_now_ms() {
   echo $((t / 1000))
 }
 
+RL_START_MS=$(rl_now_ms)
+
 # rl_step NAME COMMAND...: runs COMMAND, records its name, duration and exit status for rl_summary, and returns its
 # exit status.
 RL_STEP_NAMES=()
@@ -101,6 +103,8 @@ rl_summary() {
     fi
     printf '  %-24s %10s  %s\n' "${RL_STEP_NAMES[i]}" "$(rl_fmt_ms "${RL_STEP_MS[i]}")" "$verdict"
   done
-  printf '  %-24s %10s  %s\n' total "$(rl_fmt_ms "$total")" "$([[ $failed == 0 ]] && echo ok || echo FAILED)"
+  printf '  %-24s %10s  %s\n' "sum of the steps" "$(rl_fmt_ms "$total")" "$([[ $failed == 0 ]] && echo ok || echo FAILED)"
+  printf '  %-24s %10s  (steps in the background overlap the others)\n' "wall clock" \
+    "$(rl_fmt_ms $(($(rl_now_ms) - RL_START_MS)))"
   return "$failed"
 }
