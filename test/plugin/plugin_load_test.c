@@ -779,6 +779,7 @@ static slurmdb_qos_rec_t qos_low, qos_high;
 /* QOS low (id 1) and high (id 2, Preempt=low) */
 static void _qos(void)
 {
+	free(qos_high.preempt_bitstr);
 	memset(&qos_low, 0, sizeof(qos_low));
 	memset(&qos_high, 0, sizeof(qos_high));
 	qos_low.id = 1;

@@ -453,6 +453,7 @@ extern void stub_reset_cluster(void)
 		job_record_t *job_ptr = job_list->items[i];
 		free(job_ptr->details);
 		free(job_ptr->prio_factors);
+		free(job_ptr->comment);	/* set by tests with strdup */
 		_free_gres_list(job_ptr->gres_list_req, false);
 		if (job_ptr->job_resrcs) {
 			free(job_ptr->job_resrcs->node_bitmap);
