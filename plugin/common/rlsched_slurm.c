@@ -530,7 +530,11 @@ extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 	};
+	time_t now = time(NULL);
 
+	if (ce->seen && ce->check_every && (now - ce->checked < ce->check_every))
+		return;
+	ce->checked = now;
 	/* Retry a bad config only once it changed: no re-read per call */
 	if (ce->seen && !_config_changed(ce))
 		return;

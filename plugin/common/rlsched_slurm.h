@@ -111,10 +111,13 @@ typedef struct {
 	struct timespec mtime;
 	off_t size;		/* -1: no file seen */
 	bool seen;		/* mtime/size are valid */
+	time_t check_every;	/* seconds between stat()s of the file; 0: every call */
+	time_t checked;		/* when it was last stat()ed */
 } rlsched_config_engine_t;
 
 /* Creates or reconfigures the engine when the config file changed since the
- * last call (a bad version is retried only once it changes again). */
+ * last check (a bad version is retried only once it changes again). The
+ * file is looked at on every call, or at most every check_every seconds. */
 extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce);
 /* Destroys the engine and forgets the file, for fini(). */
 extern void rlsched_config_engine_release(rlsched_config_engine_t *ce);
