@@ -60,11 +60,13 @@ bool several_preemptions(const std::vector<sim::PolicyResult>& results) {
   return false;
 }
 
-/// "POLICY", with " / PLACEMENT" and " / PREEMPTION" when the results differ in them.
-std::string run_label(const sim::PolicyResult& r, const std::vector<sim::PolicyResult>& results) {
+/// "POLICY", with " / PLACEMENT" and " / PREEMPTION" when the results differ in them (the preemption table has its
+/// own column for the mode: with_preemption false).
+std::string run_label(const sim::PolicyResult& r, const std::vector<sim::PolicyResult>& results,
+                      bool with_preemption = true) {
   std::string label = r.policy;
   if (several_placements(results)) label += fmt::format(" / {}", sim::to_string(r.placement));
-  if (several_preemptions(results)) label += fmt::format(" / {}", sim::to_string(r.preemption));
+  if (with_preemption && several_preemptions(results)) label += fmt::format(" / {}", sim::to_string(r.preemption));
   return label;
 }
 
@@ -231,7 +233,7 @@ void print_preemption_comparison(std::FILE* out, const std::vector<sim::PolicyRe
   for (const sim::PolicyResult& r : results) {
     const sim::Metrics& m = r.metrics;
     const UrgentWaits w = urgent_waits(m);
-    table.add_row({run_label(r, results), sim::to_string(r.preemption), std::to_string(w.urgent_jobs),
+    table.add_row({run_label(r, results, false), sim::to_string(r.preemption), std::to_string(w.urgent_jobs),
                    hours(w.urgent_avg), hours(w.urgent_p95), hours(w.others_avg), std::to_string(m.preemptions),
                    std::to_string(m.restarts), fixed(accelerators ? m.lost_accelerator_hours : m.lost_cpu_hours, 1),
                    fixed(m.goodput, 4)});
