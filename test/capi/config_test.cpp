@@ -100,6 +100,7 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"mode: enforced\n", "rlsched.yaml:1: mode must be enforce or shadow (got 'enforced')"},
       {"mode: shadow\nscore_scael: 5\n", "rlsched.yaml:2: unknown key 'score_scael' (known keys: mode, model"},
       {"model: policy.pt\n", "rlsched.yaml:1: model must be an absolute path (got 'policy.pt')"},
+      {"model: models/policy.pt\n", "write the full path, e.g. model: /etc/slurm/models/policy.pt"},
       {"fallback: lottery\n", "rlsched.yaml:1: fallback 'lottery' is not a scorer (known: fcfs, sjf"},
       {"score_scale: 0\n", "rlsched.yaml:1: score_scale must be in [1, 1000000000] (got 0)"},
       {"score_scale: ten\n", "rlsched.yaml:1: score_scale must be a whole number (got 'ten')"},
@@ -164,6 +165,14 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
     REQUIRE_FALSE(parsed.ok());
     CHECK_THAT(parsed.status().message(), Catch::Contains(c.message));
   }
+}
+
+TEST_CASE("a relative model path is refused with the absolute path beside the config file to write", "[config]") {
+  auto parsed = parse_plugin_config("model: models/policy.pt\n", "/srv/slurm/etc/rlsched.yaml");
+  REQUIRE_FALSE(parsed.ok());
+  CHECK_THAT(parsed.status().message(),
+             Catch::Contains("/srv/slurm/etc/rlsched.yaml:1: model must be an absolute path (got 'models/policy.pt')") &&
+                 Catch::Contains("e.g. model: /srv/slurm/etc/models/policy.pt"));
 }
 
 TEST_CASE("job classes: first match wins, speeds per type, missing types fall back with a warning", "[config]") {

@@ -226,9 +226,9 @@ class Parser {
     if (const YAML::Node n = root["model"]) {
       c.model = n.IsNull() ? std::string() : scalar(n, "model");
       if (!c.model.empty() && c.model.front() != '/')
-        fail(n, fmt::format("model must be an absolute path (got '{}'): slurmctld's working folder is not "
-                            "yours to rely on",
-                            c.model));
+        fail(n, fmt::format("model must be an absolute path (got '{}'): slurmctld does not run in your folder; "
+                            "write the full path, e.g. model: {}",
+                            c.model, absolute_suggestion(c.model)));
     }
     if (const YAML::Node n = root["fallback"]) {
       c.fallback = scalar(n, "fallback");
@@ -392,6 +392,15 @@ class Parser {
       p.default_time_limit = duration(n, "placement.default_time_limit");
       if (p.default_time_limit <= 0) fail(n, "placement.default_time_limit must be > 0");
     }
+  }
+
+  // Where a relative model path most likely points: beside the config file when its path is absolute.
+  std::string absolute_suggestion(const std::string& relative) const {
+    const std::string::size_type slash = name_.find_last_of('/');
+    const std::string dir = (!name_.empty() && name_.front() == '/' && slash != std::string::npos)
+                                ? name_.substr(0, slash)
+                                : std::string("/etc/slurm");
+    return fmt::format("{}/{}", dir == "/" ? std::string() : dir, relative);
   }
 
   std::string name_;
