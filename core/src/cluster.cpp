@@ -1,5 +1,6 @@
 #include "rlsched/cluster.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -13,6 +14,11 @@ double AcceleratorType::speed_for(const std::string& job_class) const {
     if (it != class_speed.end()) return it->second;
   }
   return speed;
+}
+
+std::uint32_t PriorityWeights::site_scale() const {
+  if (!std::isfinite(site) || site <= 0) return 0;
+  return static_cast<std::uint32_t>(std::lround(std::min(site, 1e9)));
 }
 
 PriorityWeights PriorityWeights::Typical() {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "job_placement.h"
+#include "rlsched/site_factor.h"
 
 namespace rlsched::sim {
 namespace {
@@ -60,11 +61,25 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   free_ = idle;
   free_cpus_total_ = total_cpus_;
   for (int count : topology_.slot_count) free_accel_total_ += count;
-  total_accelerators_ = static_cast<int>(free_accel_total_);
-  for (const AcceleratorType& t : cluster.accelerator_types) {
-    fastest_speed_ = std::max(fastest_speed_, t.speed);
-    for (const auto& [job_class, speed] : t.class_speed) fastest_speed_ = std::max(fastest_speed_, speed);
+  type_free_.assign(cluster.accelerator_types.size(), 0);
+  for (std::size_t s = 0; s < topology_.slot_count.size(); ++s)
+    type_free_[topology_.slot_type[s]] += topology_.slot_count[s];
+  type_up_ = type_free_;
+  // Each job class's speed on every type, looked up once: the job view reads them per type.
+  std::unordered_map<std::string, int> classes;
+  job_class_.reserve(jobs.size());
+  for (const Job& job : jobs) {
+    const auto [it, added] = classes.emplace(job.job_class, static_cast<int>(class_speeds_.size()));
+    if (added) {
+      std::vector<double> speeds;
+      for (const AcceleratorType& t : cluster.accelerator_types) speeds.push_back(t.speed_for(job.job_class));
+      class_speeds_.push_back(std::move(speeds));
+    }
+    job_class_.push_back(it->second);
   }
+  view_cluster_.partitions.resize(cluster.partitions.size());
+  for (const AcceleratorType& t : cluster.accelerator_types) view_cluster_.pools.push_back({t.gres, t.name, 0, 0});
+  for (job_view::PartitionState& part : view_cluster_.partitions) part.pools = view_cluster_.pools;
   node_partitions_.resize(topology_.node_count());
   partition_free_cpus_.assign(cluster.partitions.size(), 0);
   partition_free_accel_.assign(cluster.partitions.size(), std::vector<int>(cluster.accelerator_types.size(), 0));
@@ -241,11 +256,9 @@ void SlurmSim::update_priorities(Seconds now) {
   ++counters_.priority_updates;
 
   compact_pending();
-  batch_.clear();
-  for (const QueueEntry& e : pending_) batch_.push_back(view(e.job, now));
-  scores_.assign(batch_.size(), 0.0);
-  ScoringContext context = scoring_context(now);
-  scorer_.score(context, batch_, scores_);
+  batch_jobs_.clear();
+  for (const QueueEntry& e : pending_) batch_jobs_.push_back(e.job);
+  score_batch(batch_jobs_, now, false);
   if (multifactor_) {
     sorted_scores_ = scores_;
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
@@ -594,9 +607,8 @@ void SlurmSim::make_pending(int job, Seconds now) {
   JobState& s = state_[job];
   s.phase = Phase::kPending;
   s.eligible = now;
-  batch_.assign(1, view(job, now));
-  scores_.assign(1, 0.0);
-  scorer_.score(scoring_context(now), batch_, scores_);
+  batch_jobs_.assign(1, job);
+  score_batch(batch_jobs_, now, true);
   s.priority = priority_of(job, scores_[0], now);
   const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation, requests_[job].tier, s.priority,
                          jobs_[job].submit};
@@ -616,70 +628,80 @@ void SlurmSim::compact_pending() {
   first_live_ = 0;
 }
 
-ScoringContext SlurmSim::scoring_context(Seconds now) const {
-  ScoringContext c;
-  c.now = now;
-  c.total_cpus = total_cpus_;
-  c.idle_cpus = static_cast<int>(free_cpus_total_);
-  c.total_nodes = topology_.node_count();
-  c.total_accelerators = total_accelerators_;
-  c.pending_jobs = static_cast<int>(pending_count_);
-  return c;
+void SlurmSim::refresh_view_cluster() {
+  view_cluster_.cpus_total = total_cpus_;
+  view_cluster_.cpus_idle = static_cast<int>(free_cpus_total_);
+  view_cluster_.nodes_total = topology_.node_count();
+  for (std::size_t t = 0; t < view_cluster_.pools.size(); ++t) {
+    view_cluster_.pools[t].total = static_cast<int>(type_up_[t]);
+    view_cluster_.pools[t].idle = static_cast<int>(type_free_[t]);
+  }
+  for (std::size_t p = 0; p < view_cluster_.partitions.size(); ++p) {
+    job_view::PartitionState& part = view_cluster_.partitions[p];
+    part.cpus_idle = partition_free_cpus_[p];
+    for (std::size_t t = 0; t < part.pools.size(); ++t) part.pools[t].idle = partition_free_accel_[p][t];
+  }
 }
 
-PendingJob SlurmSim::view(int job, Seconds now) const {
+job_view::JobState SlurmSim::view_state(int job, Seconds now) const {
   const Job& j = jobs_[job];
   const JobRequest& r = requests_[job];
-  PendingJob p;
-  p.id = j.id;
-  p.submit = j.submit;
-  p.wait = std::max<Seconds>(now - j.submit, 0);
-  p.time_limit = r.limit;
-  p.cpus = j.cpus;
-  p.nodes = std::max(j.nodes, 1);
-  p.accelerators = j.accel.count;
-  p.restarts = outcomes_[job].restarts;
-  p.checkpointable = j.checkpointable;
-  for (int part : r.partitions) {
-    if (partition_free_cpus_[part] < j.cpus) continue;
-    for (int type : r.types)
-      if (type < 0 || partition_free_accel_[part][type] >= j.accel.count) p.fits_now = true;
+  job_view::JobState v;
+  v.id = j.id;
+  v.submit = j.submit;
+  v.eligible = state_[job].eligible;
+  v.time_limit = r.limit;
+  v.cpus = j.cpus;
+  v.nodes = std::max(j.nodes, 1);
+  if (j.accel.count > 0) {
+    v.accelerators = j.accel.count;
+    v.gres = j.accel.name;
+    v.types = r.queue_types;
   }
-  if (r.types.front() >= 0) {
-    double capacity = 0, idle = 0;
-    for (int type : r.types) {
-      capacity += topology_.type_capacity[type];
-      long long free = 0;
-      for (int part : r.partitions) free = std::max<long long>(free, partition_free_accel_[part][type]);
-      idle += static_cast<double>(free);
-    }
-    p.idle_accel_share = capacity > 0 ? std::min(1.0, idle / capacity) : 0.0;
-    p.accel_speed = fastest_speed_ > 0
-                        ? cluster_.accelerator_types[r.types.front()].speed_for(j.job_class) / fastest_speed_
-                        : 1.0;
-  }
+  v.partitions = r.partitions.data();
+  v.n_partitions = static_cast<int>(r.partitions.size());
+  v.pool_speeds = class_speeds_[job_class_[job]].data();
+  v.restarts = outcomes_[job].restarts;
+  v.checkpointable = j.checkpointable;
   const Seconds max_age = std::max<Seconds>(cluster_.priority.max_age, 1);
-  p.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
-  p.fairshare_factor = fairshare_.factor(r.user);
-  p.job_size_factor = r.job_size_factor;
-  p.partition_factor = r.partition_factor;
-  p.qos_factor = r.qos_factor;
-  return p;
+  v.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
+  v.fairshare_factor = fairshare_.factor(r.user);
+  v.job_size_factor = r.job_size_factor;
+  v.partition_factor = r.partition_factor;
+  v.qos_factor = r.qos_factor;
+  return v;
 }
 
-/// Without multifactor weights the policy's score is the priority. With them, the score enters as Slurm's site
-/// factor: its rank among the last batch of scores, scaled to [0, weight.site], added to the weighted factors.
+void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit) {
+  refresh_view_cluster();
+  batch_.clear();
+  batch_states_.clear();
+  const bool tell = static_cast<bool>(config_.on_scoring);
+  for (int job : jobs) {
+    const job_view::JobState v = view_state(job, now);
+    batch_.push_back(job_view::build(v, view_cluster_, now));
+    if (tell) batch_states_.push_back(v);
+  }
+  scores_.assign(batch_.size(), 0.0);
+  // The queue length the plugin knows: the batch at a tick; at submit (site_factor_p_set sees no queue), the last
+  // batch and this job.
+  const ScoringContext context =
+      view_cluster_.context(now, static_cast<int>(at_submit ? last_batch_size_ + 1 : batch_.size()));
+  if (!at_submit) last_batch_size_ = batch_.size();
+  scorer_.score(context, batch_, scores_);
+  if (tell) config_.on_scoring({now, at_submit, view_cluster_, jobs, batch_states_, context, batch_, scores_});
+}
+
+/// Without multifactor weights the policy's score is the priority (the library's bare mode; the CLI always gives
+/// weights). With them, the score enters as site_factor/rlsched writes it, site_factor_of against the last batch
+/// at scale weights.site, added to the weighted factors.
 double SlurmSim::priority_of(int job, double score, Seconds now) const {
   if (!multifactor_) return score;
-  const PendingJob p = view(job, now);
   const PriorityWeights& w = cluster_.priority;
-  double site = 0;
-  if (!sorted_scores_.empty()) {
-    const auto below = std::lower_bound(sorted_scores_.begin(), sorted_scores_.end(), score) - sorted_scores_.begin();
-    site = static_cast<double>(below) / static_cast<double>(sorted_scores_.size());
-  }
+  const PendingJob p = job_view::build(view_state(job, now), view_cluster_, now);
+  const double site = static_cast<double>(site_factor_of(score, sorted_scores_, w.site_scale()));
   return w.age * p.age_factor + w.fairshare * p.fairshare_factor + w.job_size * p.job_size_factor +
-         w.partition * p.partition_factor + w.qos * p.qos_factor + w.site * site;
+         w.partition * p.partition_factor + w.qos * p.qos_factor + site;
 }
 
 /// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.
@@ -719,7 +741,10 @@ void SlurmSim::adjust_aggregates(const Allocation& allocation, int sign) {
   for (const Grant& g : allocation) {
     if (!free_.up[g.node]) continue;
     free_cpus_total_ += sign * g.cpus;
-    if (g.slot >= 0) free_accel_total_ += sign * g.accel;
+    if (g.slot >= 0) {
+      free_accel_total_ += sign * g.accel;
+      type_free_[topology_.slot_type[g.slot]] += sign * g.accel;
+    }
     for (int p : node_partitions_[g.node]) {
       partition_free_cpus_[p] += sign * g.cpus;
       if (g.slot >= 0) partition_free_accel_[p][topology_.slot_type[g.slot]] += sign * g.accel;
@@ -733,8 +758,11 @@ void SlurmSim::set_node_up(int node, bool up) {
   if (up) free_.up[node] = 1;
   nodes_down_ -= sign;
   free_cpus_total_ += sign * free_.cpus[node];
-  for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s)
+  for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s) {
     free_accel_total_ += sign * free_.slot_free[s];
+    type_free_[topology_.slot_type[s]] += sign * free_.slot_free[s];
+    type_up_[topology_.slot_type[s]] += sign * topology_.slot_count[s];
+  }
   for (int p : node_partitions_[node]) {
     partition_free_cpus_[p] += sign * free_.cpus[node];
     for (int s = topology_.slot_begin[node]; s < topology_.slot_begin[node + 1]; ++s)

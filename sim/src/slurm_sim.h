@@ -9,6 +9,7 @@
 #include "fairshare.h"
 #include "job_request.h"
 #include "resources.h"
+#include "rlsched/job_view.h"
 #include "rlsched/preemption.h"
 #include "rlsched/sim/simulator.h"
 
@@ -129,9 +130,14 @@ class SlurmSim {
   // Bookkeeping.
   void make_pending(int job, Seconds now);
   void compact_pending();
-  ScoringContext scoring_context(Seconds now) const;
-  PendingJob view(int job, Seconds now) const;
+  /// Refreshes view_cluster_, the snapshot job_view::build reads, from the live aggregates.
+  void refresh_view_cluster();
+  /// What site_factor/rlsched would copy out of slurmctld for `job` (job_view's inputs).
+  job_view::JobState view_state(int job, Seconds now) const;
+  /// Multifactor (the cluster's weights) plus the site factor: site_factor_of(score) at weights.site.
   double priority_of(int job, double score, Seconds now) const;
+  /// Scores batch_ into scores_ (the policy's one batched call) and tells config_.on_scoring.
+  void score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit);
   bool ranks_before(int a, int b) const;
   bool in_partition(int node, int partition) const;
   long long cpus_in(int partition, const Allocation& allocation) const;
@@ -149,8 +155,6 @@ class SlurmSim {
   const Topology topology_;
   const FreeState idle_;  // every node up and idle: what "can this ever run" is checked against
   const int total_cpus_;
-  int total_accelerators_ = 0;
-  double fastest_speed_ = 0;  // of any accelerator type and job class: accel_speed features are relative to it
   const bool multifactor_;
   const bool ticks_;  ///< priorities change while jobs wait, so the decay thread must run
 
@@ -167,6 +171,8 @@ class SlurmSim {
   std::vector<char> partition_whole_;  // partition has every node: membership tests can be skipped
   std::vector<int> partition_free_cpus_;                 // up nodes only
   std::vector<std::vector<int>> partition_free_accel_;   // [partition][type], up nodes only
+  std::vector<long long> type_free_;                     // [type], up nodes only
+  std::vector<long long> type_up_;                       // [type]: accelerators on up nodes
 
   std::vector<int> arrival_order_;  // job indices by submit time
   std::size_t next_arrival_ = 0;
@@ -214,7 +220,15 @@ class SlurmSim {
   bool only_arrivals_ = false;         // ...and it was only arrivals (the last full pass's blocks still hold)
   std::vector<int> new_arrivals_;
 
+  // The policy's inputs (job_view): the cluster snapshot, and each job class's speed of every type.
+  job_view::ClusterState view_cluster_;
+  std::vector<std::vector<double>> class_speeds_;  // [class][type]
+  std::vector<int> job_class_;                     // [job] -> index into class_speeds_
+
   // Scratch buffers reused across calls.
+  std::size_t last_batch_size_ = 0;  // jobs of the last decay-thread batch
+  std::vector<int> batch_jobs_;
+  std::vector<job_view::JobState> batch_states_;  // only when config_.on_scoring is set
   std::vector<PendingJob> batch_;
   std::vector<double> scores_;
   Allocation scratch_;

@@ -62,12 +62,16 @@ struct PriorityWeights {
   double job_size = 0;
   double partition = 0;
   double qos = 0;
-  double site = 1;             ///< scale of the site factor (the policy score rank mapped to [0, site])
+  /// Scale of the site factor: the policy score's rank share mapped to [0, site], as site_factor/rlsched writes it
+  /// with rlsched.yaml's score_scale (10000 by default; the CLI sets it from --config).
+  double site = 10000;
   Seconds max_age = 7 * 86400;            ///< PriorityMaxAge
   Seconds decay_half_life = 7 * 86400;    ///< PriorityDecayHalfLife
   Seconds calc_period = 300;              ///< PriorityCalcPeriod: how often priorities are recomputed
   bool favor_small = false;               ///< PriorityFavorSmall
 
+  /// `site` as the whole-number scale site_factor_of takes (rounded, clamped to [0, 1e9]).
+  std::uint32_t site_scale() const;
   bool multifactor_enabled() const { return age != 0 || fairshare != 0 || job_size != 0 || partition != 0 || qos != 0; }
   /// \return the weights of a common site configuration (Slurm's own defaults are all 0, i.e. FIFO):
   /// age 1000, fairshare 10000, job_size 100, partition 1000, qos 10000.

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 2
+#define RLSCHED_ABI_VERSION 3
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -190,6 +190,10 @@ typedef struct rlsched_job {
 	double partition_factor;
 	double qos_factor;
 	int32_t partition;      /* index into rlsched_cluster.partitions; -1 when unknown */
+	/* Every partition a pending job may start in (sbatch -p a,b: Slurm's part_ptr_list), as indices into
+	 * rlsched_cluster.partitions; NULL or 0: just `partition`. Read during the call only. */
+	const int32_t *partitions;
+	int32_t n_partitions;
 	const char *job_name;   /* with account and user_id: the job class (job_classes), whose speeds */
 	const char *account;    /* say how fast its queued or running work drains on each type; NULL: none */
 	uint32_t user_id;

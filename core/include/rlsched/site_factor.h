@@ -4,8 +4,8 @@
 // floor(scale * below / n), where n is the size of the last scored batch (the whole pending queue) and `below` the
 // number of its scores strictly lower than the job's score. The best job gets close to `scale`, the worst 0, ties
 // get the same value, whatever the scores' units. A job submitted between two batches is ranked against the last
-// batch. The simulator (sim/src/slurm_sim.cpp, priority_of) uses the same share times weights.site, without the
-// floor (it keeps doubles); the plugin writes NICE_OFFSET + this value to job_record_t::site_factor.
+// batch. The simulator (sim/src/slurm_sim.cpp, priority_of) calls the same functions at scale weights.site (the
+// score_scale of rlsched.yaml); the plugin writes NICE_OFFSET + this value to job_record_t::site_factor.
 #pragma once
 
 #include <cstdint>

@@ -25,20 +25,10 @@ std::string_view view(const char* s) {
   return s ? std::string_view(s) : std::string_view();
 }
 
-double clamp01(double v) {
-  return std::isfinite(v) ? std::min(std::max(v, 0.0), 1.0) : 0.0;
-}
-
-/// Calls f(type) for each type of an any-of set "h200|a100" (one call for a plain type); no allocation.
-template <typename F>
-void for_each_type(std::string_view types, F&& f) {
-  while (true) {
-    const std::size_t bar = types.find('|');
-    const std::string_view t = types.substr(0, bar);
-    if (!t.empty()) f(t);
-    if (bar == std::string_view::npos) return;
-    types.remove_prefix(bar + 1);
-  }
+/// A job's class without a cache (one job at a time); "" when no class is configured or matches.
+std::string class_of(const config::PluginConfig& config, const rlsched_job& job) {
+  if (config.job_classes.empty()) return {};
+  return config.classify(view(job.job_name), view(job.account), user_name_for_classes(config, job.user_id));
 }
 
 int c_level(policy::LogLevel level) {
@@ -80,91 +70,74 @@ Status check_cluster(const rlsched_cluster& c) {
 
 }  // namespace
 
-BatchView::BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config) {
-  auto pools_of = [&](const rlsched_accel* accel, int n) {
-    std::vector<PoolView> pools;
-    for (int k = 0; k < n; ++k) {
-      PoolView v;
-      v.gres = view(accel[k].gres);
-      v.type = view(accel[k].type);
-      v.total = std::max(accel[k].total, 0);
-      v.idle = std::max(accel[k].idle, 0);
-      v.speed = config.speed_of(v.gres, v.type);
-      pools.push_back(v);
-    }
+BatchView::BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config) : config_(config) {
+  auto pools_of = [](const rlsched_accel* accel, int n) {
+    std::vector<job_view::Pool> pools;
+    pools.reserve(static_cast<std::size_t>(std::max(n, 0)));
+    for (int k = 0; k < n; ++k)
+      pools.push_back({view(accel[k].gres), view(accel[k].type), std::max(accel[k].total, 0),
+                       std::max(accel[k].idle, 0)});
     return pools;
   };
-  cluster_pools = pools_of(cluster.accel, cluster.n_accel);
+  state.cpus_total = cluster.cpus_total;
+  state.cpus_idle = cluster.cpus_idle;
+  state.nodes_total = cluster.nodes_total;
+  state.pools = pools_of(cluster.accel, cluster.n_accel);
+  state.partitions.reserve(static_cast<std::size_t>(std::max(cluster.n_partitions, 0)));
   for (int p = 0; p < cluster.n_partitions; ++p)
-    partition_pools.push_back(pools_of(cluster.partitions[p].accel, cluster.partitions[p].n_accel));
-  fastest = 0;
-  for (const PoolView& v : cluster_pools) fastest = std::max(fastest, v.speed);
-  if (fastest <= 0) fastest = 1.0;
+    state.partitions.push_back(
+        {cluster.partitions[p].cpus_idle, pools_of(cluster.partitions[p].accel, cluster.partitions[p].n_accel)});
 }
 
-namespace {
-
-bool allows(const PoolView& pool, std::string_view gres, std::string_view types) {
-  return pool.gres == gres && placement::type_allowed(types, pool.type);
+const double* BatchView::speeds_for(const std::string& job_class) {
+  for (const auto& [name, speeds] : speeds_)
+    if (name == job_class) return speeds.data();
+  std::vector<double> speeds;
+  speeds.reserve(state.pools.size());
+  for (const job_view::Pool& pool : state.pools) {
+    const AcceleratorType* type = config_.find_type(pool.type, pool.gres);
+    speeds.push_back(type ? type->speed_for(job_class) : 1.0);
+  }
+  speeds_.emplace_back(job_class, std::move(speeds));
+  return speeds_.back().second.data();
 }
-
-}  // namespace
 
 PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
-                          Seconds now, const BatchView& batch) {
-  PendingJob p;
-  p.id = job.job_id;
-  p.submit = job.submit_time;
-  const Seconds eligible = std::max<Seconds>(job.submit_time, job.begin_time);
-  p.wait = std::max<Seconds>(now - eligible, 0);
-  p.time_limit = limit_of(job, cluster, config.placement.default_time_limit);
-  p.cpus = std::max(job.cpus, 1);
-  p.nodes = std::max(job.nodes, 1);
-  p.accelerators = std::max(job.accelerators, 0);
-  p.restarts = std::max(job.restarts, 0);
-  p.checkpointable = job.checkpointable != 0;
-  p.age_factor = clamp01(job.age_factor);
-  p.fairshare_factor = clamp01(job.fairshare_factor);
-  p.job_size_factor = clamp01(job.job_size_factor);
-  p.partition_factor = clamp01(job.partition_factor);
-  p.qos_factor = clamp01(job.qos_factor);
-
-  const bool in_partition = job.partition >= 0 && job.partition < cluster.n_partitions;
-  const int idle_cpus = in_partition ? cluster.partitions[job.partition].cpus_idle : cluster.cpus_idle;
-  if (p.accelerators == 0 || !job.gres || !*job.gres) {
-    p.fits_now = idle_cpus >= p.cpus;
-    return p;  // accel_speed 1, idle_accel_share 0: the schema's values for CPU jobs
+                          Seconds now, BatchView& batch, const std::string& job_class) {
+  job_view::JobState s;
+  s.id = job.job_id;
+  s.submit = job.submit_time;
+  s.eligible = std::max<Seconds>(job.submit_time, job.begin_time);
+  s.time_limit = limit_of(job, cluster, config.placement.default_time_limit);
+  s.cpus = job.cpus;
+  s.nodes = job.nodes;
+  s.accelerators = job.accelerators;
+  if (job.accelerators > 0 && job.gres) {
+    s.gres = job.gres;
+    s.types = view(job.gres_type);
   }
-  const std::string_view gres = job.gres, types = view(job.gres_type);
-  // Speed: the fastest type the job may use, relative to the fastest type in the cluster. Capacity: all of its
-  // types in the cluster.
-  double speed = 0, capacity = 0;
-  for (const PoolView& v : batch.cluster_pools) {
-    if (!allows(v, gres, types)) continue;
-    speed = std::max(speed, v.speed);
-    capacity += v.total;
+  if (job.partitions && job.n_partitions > 0) {
+    s.partitions = job.partitions;
+    s.n_partitions = job.n_partitions;
+  } else {
+    s.partitions = &job.partition;
+    s.n_partitions = 1;
   }
-  if (speed <= 0 && !types.empty())  // types the cluster does not have (yet): their configured speed
-    for_each_type(types, [&](std::string_view t) { speed = std::max(speed, config.speed_of(gres, t)); });
-  if (speed <= 0) speed = 1.0;
-  p.accel_speed = std::min(speed / batch.fastest, 1.0);
-  // Idle share: idle accelerators of its types where it can run (its partition) over all of them in the cluster.
-  double idle = 0;
-  bool fits = false;
-  const std::vector<PoolView>& pools = in_partition ? batch.partition_pools[job.partition] : batch.cluster_pools;
-  for (const PoolView& v : pools) {
-    if (!allows(v, gres, types)) continue;
-    idle += v.idle;
-    fits = fits || v.idle >= p.accelerators;
-  }
-  p.idle_accel_share = capacity > 0 ? std::min(idle / capacity, 1.0) : 0.0;
-  p.fits_now = fits && idle_cpus >= p.cpus;
-  return p;
+  s.pool_speeds = batch.speeds_for(job_class);
+  s.restarts = job.restarts;
+  s.checkpointable = job.checkpointable != 0;
+  s.age_factor = job.age_factor;
+  s.fairshare_factor = job.fairshare_factor;
+  s.job_size_factor = job.job_size_factor;
+  s.partition_factor = job.partition_factor;
+  s.qos_factor = job.qos_factor;
+  return job_view::build(s, batch.state, now);
 }
 
 PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
                           Seconds now) {
-  return to_pending_job(job, cluster, config, now, BatchView(cluster, config));
+  BatchView batch(cluster, config);
+  return to_pending_job(job, cluster, config, now, batch, class_of(config, job));
 }
 
 std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
@@ -397,17 +370,6 @@ void Engine::reload_loop() {
   }
 }
 
-ScoringContext Engine::context_of(const rlsched_cluster& cluster, Seconds now, int pending) const {
-  ScoringContext c;
-  c.now = now;
-  c.total_cpus = std::max(cluster.cpus_total, 0);
-  c.idle_cpus = std::max(cluster.cpus_idle, 0);
-  c.total_nodes = std::max(cluster.nodes_total, 0);
-  for (int k = 0; k < cluster.n_accel; ++k) c.total_accelerators += std::max(cluster.accel[k].total, 0);
-  c.pending_jobs = pending;
-  return c;
-}
-
 void Engine::score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
                    std::vector<double>& scores) {
   if (!s.policy) throw std::logic_error("scoring needs an engine created without RLSCHED_ENGINE_NO_POLICY");
@@ -436,15 +398,23 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
   thread_local std::vector<double> scores;
   thread_local std::vector<std::uint32_t> factors;
   pending.clear();
-  const BatchView batch(cluster, s->config);
+  BatchView batch(cluster, s->config);
+  const bool classes = !s->config.job_classes.empty();
+  const std::string no_class;
+  std::unique_lock<std::mutex> classes_lock(classes_mutex_, std::defer_lock);
+  if (classes) classes_lock.lock();
   for (std::size_t i = 0; i < n; ++i) {
-    if (jobs[i].state != RLSCHED_JOB_PENDING)
-      return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, jobs[i].job_id));
-    pending.push_back(to_pending_job(jobs[i], cluster, s->config, now, batch));
+    const rlsched_job& j = jobs[i];
+    if (j.state != RLSCHED_JOB_PENDING)
+      return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, j.job_id));
+    const std::string& job_class =
+        classes ? classes_.classify(s->config, view(j.job_name), view(j.account), j.user_id) : no_class;
+    pending.push_back(to_pending_job(j, cluster, s->config, now, batch, job_class));
   }
+  if (classes) classes_lock.unlock();
   scores.assign(n, 0.0);
   factors.assign(n, 0);
-  score(*s, context_of(cluster, now, static_cast<int>(n)), pending, scores);
+  score(*s, batch.state.context(now, static_cast<int>(n)), pending, scores);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
@@ -461,7 +431,8 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
   if (Status c = check_cluster(cluster); !c.ok()) return c;
   const std::shared_ptr<Settings> s = settings();
   if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
-  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now)};
+  BatchView batch(cluster, s->config);
+  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now, batch, class_of(s->config, job))};
   std::vector<double> score_out(1, 0.0);
   std::uint32_t factor = 0;
   int pending = 1;
@@ -469,7 +440,7 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
     std::lock_guard<std::mutex> lock(batch_mutex_);
     pending += static_cast<int>(sorted_.size());
   }
-  score(*s, context_of(cluster, now, pending), one, score_out);
+  score(*s, batch.state.context(now, pending), one, score_out);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);

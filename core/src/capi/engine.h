@@ -15,6 +15,7 @@
 
 #include "capi/job_classes.h"
 #include "rlsched/cluster.h"
+#include "rlsched/job_view.h"
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
 #include "rlsched/preemption.h"
@@ -35,25 +36,27 @@ struct EngineOptions {
   PriorityWeights weights = PriorityWeights::Typical();
 };
 
-/// An accelerator pool of the snapshot with its lengths measured and its speed looked up once per batch.
-struct PoolView {
-  std::string_view gres, type;
-  int total = 0, idle = 0;
-  double speed = 1.0;
-};
-
-/// What every job of a batch shares: the cluster's and each partition's pools, the fastest speed.
-struct BatchView {
+/// What every job of a batch shares: the cluster snapshot in job_view's terms, and the speeds of its pools per job
+/// class, looked up once per class and batch (the rest of the batch reads them through a pointer).
+class BatchView {
+ public:
   BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config);
-  std::vector<PoolView> cluster_pools;
-  std::vector<std::vector<PoolView>> partition_pools;
-  double fastest = 1.0;
+  /// Speeds of state.pools for jobs of `job_class` ("" : the types' own speeds); valid while this view lives.
+  const double* speeds_for(const std::string& job_class);
+
+  job_view::ClusterState state;
+
+ private:
+  const config::PluginConfig& config_;
+  std::vector<std::pair<std::string, std::vector<double>>> speeds_;  // a handful of classes per batch
 };
 
-/// The pending-job view the policy scores, built from a C job and the cluster snapshot (feature schema v1 inputs).
-/// Exposed for tests: the plugin's numbers must equal what the simulator computes for the same state.
+/// The pending-job view the policy scores, from a C job and the cluster snapshot: the C side of job_view::build
+/// (feature schema v1 inputs). `job_class` is the job's class (ClassCache), "" for none. Exposed for the parity
+/// tests: the plugin's numbers must equal what the simulator computes for the same state.
 PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
-                          Seconds now, const BatchView& batch);
+                          Seconds now, BatchView& batch, const std::string& job_class);
+/// The same for one job (a view of its own; classes are looked up without a cache).
 PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
                           Seconds now);
 
@@ -113,7 +116,6 @@ class Engine {
   /// Scores `jobs` with the policy, counting fallback calls.
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
-  ScoringContext context_of(const rlsched_cluster& cluster, Seconds now, int pending) const;
   void reload_loop();
   void retire(const Settings& old);
 

@@ -30,6 +30,7 @@
 
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
+#include "rlsched/job_view.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/metrics.h"
 #include "rlsched/sim/outcome.h"
@@ -81,6 +82,21 @@ struct ScheduleEvent {
   int accelerator_type = -1;
 };
 
+/// One call of the policy in the Slurm model, with the snapshot it was made on: a decay-thread tick (the whole
+/// pending queue, site_factor_p_update) or one job at submit (site_factor_p_set). What a learning agent records
+/// (its Scorer gives the scores, this says on what state and for which jobs), and what the parity tests replay
+/// through the C entry points. Everything is valid during the call only.
+struct ScoringDecision {
+  Seconds now = 0;
+  bool at_submit = false;
+  const job_view::ClusterState& cluster;
+  const std::vector<int>& jobs;                    ///< indices into the simulated job list, in batch order
+  const std::vector<job_view::JobState>& states;   ///< the job view's inputs of each of them
+  const ScoringContext& context;
+  const std::vector<PendingJob>& views;            ///< what the scorer saw
+  const std::vector<double>& scores;               ///< what it gave
+};
+
 struct SimConfig {
   Backfill backfill = Backfill::kEasy;
   std::vector<NodeFailure> failures;
@@ -93,6 +109,8 @@ struct SimConfig {
   std::function<void(double)> progress;
   /// Called for every start, reservation, end and requeue when set.
   std::function<void(const ScheduleEvent&)> observer;
+  /// Called after every scoring call of the policy when set (the decision hook).
+  std::function<void(const ScoringDecision&)> on_scoring;
 };
 
 /// What the simulator counted besides job outcomes.
