@@ -274,6 +274,7 @@ extern void rlsched_snapshot_free(rlsched_snapshot_t *snap)
 	xfree(snap->part_ptrs);
 	xfree(snap->accel);
 	xfree(snap->node_alloc_cpus);
+	xfree(snap->job_parts);
 	memset(snap, 0, sizeof(*snap));
 }
 
@@ -328,6 +329,48 @@ extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 		return NULL;
 	snap->interned[snap->interned_cnt++] = copy;
 	return copy;
+}
+
+extern void rlsched_jobs_fill_partitions(rlsched_snapshot_t *snap,
+					 rlsched_job *jobs,
+					 job_record_t **job_ptrs, size_t n)
+{
+	size_t need = 0;
+	int used = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (job_ptrs[i]->part_ptr_list)
+			need += list_count(job_ptrs[i]->part_ptr_list);
+	if (!need || (need > INT32_MAX) ||
+	    !_reserve((void **) &snap->job_parts, &snap->job_part_cap,
+		      (int) need, sizeof(int32_t)))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		RLSCHED_LIST_ITR it;
+		part_record_t *part_ptr;
+		int32_t *first = snap->job_parts + used;
+		int count = 0;
+
+		if (!job_ptrs[i]->part_ptr_list)
+			continue;
+		it = list_iterator_create(job_ptrs[i]->part_ptr_list);
+		while ((part_ptr = list_next(it)) && (used < (int) need)) {
+			int p = rlsched_snapshot_part_index(snap, part_ptr);
+
+			if (p < 0)
+				p = rlsched_snapshot_part_by_name(snap,
+								  part_ptr->name);
+			if (p < 0)
+				continue;
+			first[count++] = p;
+			used++;
+		}
+		list_iterator_destroy(it);
+		if (count > 1) {
+			jobs[i].partitions = first;
+			jobs[i].n_partitions = count;
+		}
+	}
 }
 
 /* list_find_first callback: the first GRES that is not a share (mps, shard) */

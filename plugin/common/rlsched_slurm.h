@@ -31,6 +31,8 @@ typedef struct {
 	int interned_cnt, interned_cap;
 	uint32_t *node_alloc_cpus;	/* by node index, from the job pass */
 	int node_cap;
+	int32_t *job_parts;		/* rlsched_job.partitions of multi-partition jobs */
+	int job_part_cap;
 	time_t built;
 } rlsched_snapshot_t;
 
@@ -68,6 +70,15 @@ extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
  * record: use the struct only while holding the job lock. */
 extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 			     const rlsched_snapshot_t *snap);
+
+/* Sets the partitions list of each pending job of jobs[0..n) that may start
+ * in several partitions (part_ptr_list), from the same records; the lists
+ * live in the snapshot until its next use. Jobs keep their one `partition`
+ * when the memory cannot be had (counted by the caller as nothing: the view
+ * is then that of the job's current partition, as before). */
+extern void rlsched_jobs_fill_partitions(rlsched_snapshot_t *snap,
+					 rlsched_job *jobs,
+					 job_record_t **job_ptrs, size_t n);
 
 /* The log callback handed to the engine: ctx is the plugin_type string.
  * Error lines go to error(), info to info(), debug to debug(). */

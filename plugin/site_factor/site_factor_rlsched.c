@@ -184,6 +184,7 @@ extern RLSCHED_EXPORT void site_factor_p_set(job_record_t *job_ptr)
 	if ((job.partition < 0) && job_ptr->part_ptr)
 		job.partition = rlsched_snapshot_part_by_name(
 			&snapshot, job_ptr->part_ptr->name);
+	rlsched_jobs_fill_partitions(&snapshot, &job, &job_ptr, 1);
 	job.state = RLSCHED_JOB_PENDING;
 	if ((rlsched_score_one(engine, time(NULL), &snapshot.cluster, &job,
 			       &score, &factor) != RLSCHED_OK) ||
@@ -260,6 +261,7 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 		}
 		rlsched_job_fill(&jobs[i], job_ptrs[i], &snapshot);
 	}
+	rlsched_jobs_fill_partitions(&snapshot, jobs, job_ptrs, n);
 	copy_ms = rlsched_elapsed_ms(&start);
 
 	if ((rlsched_score_batch(engine, now, &snapshot.cluster, jobs, n,
