@@ -120,6 +120,17 @@ Workload read(const std::string& path) {
   return std::move(*workload);
 }
 
+// What the CLI applies without --config: the shipped rlsched.yaml's score_scale as the site weight and its types'
+// speeds for the types it names (read here with the plugins' own parser).
+void apply_example_config(Cluster& cluster) {
+  auto config = rlsched::config::load_plugin_config(std::string(RLSCHED_SOURCE_DIR) + "/slurm_conf_examples/rlsched.yaml",
+                                                    {false});
+  REQUIRE(config.ok());
+  cluster.priority.site = config->score_scale;
+  for (rlsched::AcceleratorType& t : cluster.accelerator_types)
+    if (const rlsched::AcceleratorType* c = config->find_type(t.name, t.gres)) t.speed = c->speed;
+}
+
 PolicyResult evaluate(const Workload& workload, const Cluster* cluster, const std::string& policy,
                       const EvaluationOptions& options = {}) {
   rlsched::ScorerSettings settings;
@@ -356,6 +367,7 @@ TEST_CASE("simulate on a GPU cluster reports per-type metrics and writes one CSV
   const Workload workload = read(kLabSacct);
   auto cluster = rlsched::io::read_cluster(kLabYaml);
   REQUIRE(cluster.ok());
+  apply_example_config(*cluster);  // no --config: the shipped example's score_scale and speeds (910b: 0.8)
   const PolicyResult want = evaluate(workload, &*cluster, "f1");
   REQUIRE(!want.metrics.per_type.empty());
   const json doc = json::parse(slurp(out));
@@ -618,7 +630,7 @@ TEST_CASE("evaluate --preemption: no preemption, requeue from scratch and checkp
   std::vector<std::string> protective = common;
   const std::string config = dir.file("rlsched.yaml");
   std::ofstream(config) << "preemption:\n  min_run_time: 2h\n";
-  protective.insert(protective.end(), {"--preemption-config", config});
+  protective.insert(protective.end(), {"--config", config});
   check(run_cli(protective),
         {{"none", 0, 0.0, 32400, 0}, {"requeue", 1, 4.0, 0, 4200}, {"checkpoint", 1, 0.1, 3720, 7920}});
 
@@ -631,4 +643,57 @@ TEST_CASE("evaluate --preemption: no preemption, requeue from scratch and checkp
   const Run needs_urgent = run_cli(no_urgent);
   CHECK(needs_urgent.exit_code == 2);
   CHECK(contains(needs_urgent.err, "add --urgent"));
+}
+
+// The site factor's weight is the score_scale of the rlsched.yaml given: at 1 the learned rank is worth nothing
+// beside the lab's multifactor weights (every site factor is floor(1 x share) = 0), so every policy runs as stock
+// Slurm and a candidate model cannot beat the current one; at 1,000,000 the rank decides, as the library computes
+// with weights.site = 1,000,000.
+TEST_CASE("evaluate --config: score_scale weighs the learned rank beside multifactor, and the verdict follows it") {
+  TempDir dir;
+  const std::string tiny = dir.file("tiny.yaml"), huge = dir.file("huge.yaml");
+  std::ofstream(tiny) << "score_scale: 1\n";
+  std::ofstream(huge) << "score_scale: 1000000\n";
+  const Workload workload = read(kLabSacct);
+  auto cluster = rlsched::io::read_cluster(kLabYaml);
+  REQUIRE(cluster.ok());
+
+  const std::string out = dir.file("tiny.json");
+  const Run low = run_cli({"evaluate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policies", "sjf,fcfs,multifactor",
+                           "--config", tiny, "--json", out});
+  INFO(low.err);
+  REQUIRE(low.exit_code == 0);
+  const json doc = json::parse(slurp(out));
+  CHECK(doc.at("config").at("source") == tiny);
+  CHECK(doc.at("priority").at("site") == 1);
+  const json& r = doc.at("results");
+  for (const char* key : {"avg_bsld", "avg_wait", "max_wait", "makespan"}) {
+    INFO(key);
+    CHECK(r[0].at(key).get<double>() == r[2].at(key).get<double>());  // sjf ranks for nothing: stock Slurm
+    CHECK(r[1].at(key).get<double>() == r[2].at(key).get<double>());
+  }
+
+  const std::string out_huge = dir.file("huge.json");
+  const Run high = run_cli(
+      {"evaluate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policies", "sjf", "--config", huge, "--json", out_huge});
+  REQUIRE(high.exit_code == 0);
+  cluster->priority.site = 1000000;
+  check_result(json::parse(slurp(out_huge)).at("results")[0], evaluate(workload, &*cluster, "sjf"));
+  CHECK(contains(run_cli({"evaluate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policies", "sjf", "--config",
+                          huge}).out,
+                 "+ the policy's rank as site factor, 0..1000000 (score_scale)"));
+
+  // The verdict: at score_scale 1 two different models give the same schedule, so the candidate is kept out.
+  const std::string models = std::string(RLSCHED_SOURCE_DIR) + "/policy_models";
+  const std::string a = models + "/default/policy.pt", b = models + "/lublin1-easy/policy.pt";
+  const std::string verdict = dir.file("verdict.json");
+  const Run keep = run_cli({"evaluate", "--trace", kLabSacct, "--cluster", kLabYaml, "--candidate", a, "--current", b,
+                            "--config", tiny, "--json", verdict});
+  INFO(keep.err);
+  REQUIRE(keep.exit_code == 0);
+  const json verdict_doc = json::parse(slurp(verdict));
+  const json& v = verdict_doc.at("verdict");
+  CHECK(v.at("avg_bsld")[0].get<double>() == v.at("avg_bsld")[1].get<double>());
+  CHECK_FALSE(v.at("promote").get<bool>());
+  CHECK(contains(keep.out, "verdict: KEEP model:" + b));
 }

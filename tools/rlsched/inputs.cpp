@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "example_config.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/io/workload_readers.h"
@@ -119,6 +120,36 @@ Status imply_cluster(const RunOptions& options, Inputs& inputs) {
   return Status::Ok();
 }
 
+// The plugins' rlsched.yaml, as the plugins apply it: score_scale is the site factor's scale (the simulator's
+// weights.site), the configured types' speeds and job classes replace the cluster's, the preemption section rules
+// the checkpoint mode.
+Status apply_plugin_config(const RunOptions& options, Inputs& inputs) {
+  config::LoadConfigOptions trust;
+  trust.require_private = false;  // read here, not run by slurmctld
+  Result<config::PluginConfig> parsed = options.config.empty()
+                                            ? config::parse_plugin_config(kExampleConfig, kExampleConfigName)
+                                            : config::load_plugin_config(options.config, trust);
+  inputs.config_label =
+      options.config.empty() ? fmt::format("{} (built in; no --config)", kExampleConfigName) : options.config;
+  if (!parsed.ok()) return parsed.status();
+  inputs.plugin_config = std::move(*parsed);
+  const config::PluginConfig& c = inputs.plugin_config;
+  inputs.cluster.priority.site = c.score_scale;
+  inputs.preemption_policy = c.preemption;
+  for (AcceleratorType& t : inputs.cluster.accelerator_types) {
+    const AcceleratorType* configured = c.find_type(t.name, t.gres);
+    if (!configured) continue;
+    t.speed = configured->speed;
+    for (const auto& [job_class, speed] : configured->class_speed) t.class_speed[job_class] = speed;
+  }
+  if (!c.job_classes.empty())
+    for (Job& j : inputs.workload.jobs) {
+      std::string job_class = c.classify(j.job_class, j.account, j.user);  // a trace's class is its job name
+      if (!job_class.empty()) j.job_class = std::move(job_class);
+    }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Inputs> load_inputs(const RunOptions& options) {
@@ -144,13 +175,8 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
     inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
   }
-  if (!options.preemption_config.empty()) {
-    config::LoadConfigOptions trust;
-    trust.require_private = false;  // read here, not run by slurmctld
-    auto plugin_config = config::load_plugin_config(options.preemption_config, trust);
-    if (!plugin_config.ok()) return plugin_config.status();
-    inputs.preemption_policy = plugin_config->preemption;
-  }
+  Status config = apply_plugin_config(options, inputs);
+  if (!config.ok()) return config;
   // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.
   const auto [urgent_share, seed] = options.parsed_urgent();
   if (urgent_share > 0)

@@ -6,6 +6,7 @@
 
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
+#include "rlsched/plugin_config.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/preemption.h"
@@ -33,7 +34,10 @@ struct Inputs {
   Cluster cluster;
   /// What --urgent and --checkpoint did to the workload.
   sim::InjectionReport injected;
-  /// The checkpoint mode's rules: --preemption-config's rlsched.yaml preemption section, or its defaults.
+  /// The plugins' configuration the runs apply (--config, or the shipped example), and where it came from.
+  config::PluginConfig plugin_config;
+  std::string config_label;
+  /// The checkpoint mode's rules: the config's preemption section.
   preemption::Policy preemption_policy;
 
   bool workload_has_accelerators() const {

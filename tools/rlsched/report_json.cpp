@@ -104,6 +104,15 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
         {"partitions", cluster.partitions.size()},
         {"accelerators", accelerators}}},
       {"protocol", sim::to_string(evaluation.protocol)},
+      {"config", {{"source", inputs.config_label}, {"score_scale", inputs.plugin_config.score_scale}}},
+      {"priority",
+       {{"multifactor", evaluation.protocol != sim::Protocol::kRlScheduler && cluster.priority.multifactor_enabled()},
+        {"age", cluster.priority.age},
+        {"fairshare", cluster.priority.fairshare},
+        {"job_size", cluster.priority.job_size},
+        {"partition", cluster.priority.partition},
+        {"qos", cluster.priority.qos},
+        {"site", cluster.priority.site_scale()}}},
   };
   if (evaluation.sim.bf_max_job_test > 0) doc["bf_max_job_test"] = evaluation.sim.bf_max_job_test;
   if (options.failures_mtbf_hours > 0)

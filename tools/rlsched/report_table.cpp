@@ -146,6 +146,15 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
   fmt::print(out, "cluster:   {} ({}): {}, {}, {}, {}\n", cluster.name, inputs.cluster_label,
              count(cluster.nodes.size(), "node", "nodes"), count(cluster.total_cpus(), "CPU", "CPUs"),
              count(cluster.partitions.size(), "partition", "partitions"), accelerator_summary(cluster));
+  const PriorityWeights& w = cluster.priority;
+  if (evaluation.protocol == sim::Protocol::kRlScheduler || !w.multifactor_enabled())
+    fmt::print(out, "priority:  the policy's score alone orders the queue (no multifactor weights)\n");
+  else
+    fmt::print(out,
+               "priority:  multifactor (age {:g}, fairshare {:g}, job size {:g}, partition {:g}, QOS {:g}) + the "
+               "policy's rank as site factor, 0..{} (score_scale)\n",
+               w.age, w.fairshare, w.job_size, w.partition, w.qos, w.site_scale());
+  fmt::print(out, "config:    {}\n", inputs.config_label);
   fmt::print(out, "protocol:  {}\n", protocol_summary(evaluation));
   if (inputs.injected.urgent > 0) {
     const auto [share, seed] = options.parsed_urgent();

@@ -240,14 +240,16 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  CLI::Option* preemption_config = app.add_option("--preemption-config", options.preemption_config,
-                 "rlsched.yaml whose preemption section (minimum run time, cap and window, preemptable QOS, grace "
-                 "margin) the checkpoint mode applies, as preempt/rlsched does; default: that section's defaults")
+  app.add_option("--config,--preemption-config", options.config,
+                 "The plugins' rlsched.yaml, applied as site_factor/rlsched, job_submit/rlsched and preempt/rlsched "
+                 "apply it: score_scale is the site factor's weight beside the cluster's multifactor weights, its "
+                 "accelerator types' speeds and job classes set the speeds, its preemption section rules the "
+                 "checkpoint mode. Default: the shipped slurm_conf_examples/rlsched.yaml (the report says so)")
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
   full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions, preemption, urgent,
-                                     checkpoint, checkpointable, restart_overhead, requeue_delay, preemption_config});
+                                     checkpoint, checkpointable, restart_overhead, requeue_delay});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 

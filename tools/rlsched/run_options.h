@@ -37,7 +37,9 @@ struct RunOptions {
   double checkpointable = 1;               ///< share of the long jobs that declare --checkpoint
   Seconds restart_overhead = 0;            ///< seconds a job resuming from a checkpoint pays
   Seconds requeue_delay = 0;               ///< seconds before a requeued job is eligible again
-  std::string preemption_config;           ///< rlsched.yaml whose preemption section the checkpoint mode applies
+  /// The plugins' rlsched.yaml (--config): score_scale weighs the site factor, its types' speeds, job classes and
+  /// preemption section apply as in the plugins. Empty: the built-in copy of slurm_conf_examples/rlsched.yaml.
+  std::string config;
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
