@@ -698,10 +698,10 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
 double SlurmSim::priority_of(int job, double score, Seconds now) const {
   if (!multifactor_) return score;
   const PriorityWeights& w = cluster_.priority;
-  const PendingJob p = job_view::build(view_state(job, now), view_cluster_, now);
+  const job_view::JobState f = view_state(job, now);  // the factors, each in [0, 1]
   const double site = static_cast<double>(site_factor_of(score, sorted_scores_, w.site_scale()));
-  return w.age * p.age_factor + w.fairshare * p.fairshare_factor + w.job_size * p.job_size_factor +
-         w.partition * p.partition_factor + w.qos * p.qos_factor + site;
+  return w.age * f.age_factor + w.fairshare * f.fairshare_factor + w.job_size * f.job_size_factor +
+         w.partition * f.partition_factor + w.qos * f.qos_factor + site;
 }
 
 /// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.
