@@ -50,6 +50,10 @@ Result<Cluster> implied_cluster(const Workload& workload) {
     for (const std::string& name : named) cluster.partitions.push_back(Partition{name, all_nodes, 1, 1, 0, false});
     cluster.partitions.front().is_default = true;
   }
+  // No site runs Slurm on the policy's score alone: the learned rank is added to multifactor priority.
+  const double site = cluster.priority.site;
+  cluster.priority = PriorityWeights::Typical();
+  cluster.priority.site = site;
   return cluster;
 }
 

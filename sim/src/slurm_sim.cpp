@@ -264,7 +264,7 @@ void SlurmSim::update_priorities(Seconds now) {
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
   }
   for (std::size_t i = 0; i < pending_.size(); ++i) {
-    pending_[i].priority = priority_of(pending_[i].job, scores_[i], now);
+    pending_[i].priority = priority_of(batch_[i], scores_[i]);
     state_[pending_[i].job].priority = pending_[i].priority;
   }
   std::sort(pending_.begin(), pending_.end());
@@ -609,7 +609,7 @@ void SlurmSim::make_pending(int job, Seconds now) {
   s.eligible = now;
   batch_jobs_.assign(1, job);
   score_batch(batch_jobs_, now, true);
-  s.priority = priority_of(job, scores_[0], now);
+  s.priority = priority_of(batch_[0], scores_[0]);
   const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation, requests_[job].tier, s.priority,
                          jobs_[job].submit};
   const auto at = std::upper_bound(pending_.begin(), pending_.end(), entry);
@@ -695,13 +695,12 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
 /// Without multifactor weights the policy's score is the priority (the library's bare mode; the CLI always gives
 /// weights). With them, the score enters as site_factor/rlsched writes it, site_factor_of against the last batch
 /// at scale weights.site, added to the weighted factors.
-double SlurmSim::priority_of(int job, double score, Seconds now) const {
+double SlurmSim::priority_of(const PendingJob& view, double score) const {
   if (!multifactor_) return score;
   const PriorityWeights& w = cluster_.priority;
-  const job_view::JobState f = view_state(job, now);  // the factors, each in [0, 1]
   const double site = static_cast<double>(site_factor_of(score, sorted_scores_, w.site_scale()));
-  return w.age * f.age_factor + w.fairshare * f.fairshare_factor + w.job_size * f.job_size_factor +
-         w.partition * f.partition_factor + w.qos * f.qos_factor + site;
+  return w.age * view.age_factor + w.fairshare * view.fairshare_factor + w.job_size * view.job_size_factor +
+         w.partition * view.partition_factor + w.qos * view.qos_factor + site;
 }
 
 /// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.

@@ -134,8 +134,9 @@ class SlurmSim {
   void refresh_view_cluster();
   /// What site_factor/rlsched would copy out of slurmctld for `job` (job_view's inputs).
   job_view::JobState view_state(int job, Seconds now) const;
-  /// Multifactor (the cluster's weights) plus the site factor: site_factor_of(score) at weights.site.
-  double priority_of(int job, double score, Seconds now) const;
+  /// Multifactor (the cluster's weights, the view's factors) plus the site factor: site_factor_of(score) at
+  /// weights.site.
+  double priority_of(const PendingJob& view, double score) const;
   /// Scores batch_ into scores_ (the policy's one batched call) and tells config_.on_scoring.
   void score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit);
   bool ranks_before(int a, int b) const;

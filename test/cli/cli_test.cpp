@@ -131,6 +131,16 @@ void apply_example_config(Cluster& cluster) {
     if (const rlsched::AcceleratorType* c = config->find_type(t.name, t.gres)) t.speed = c->speed;
 }
 
+// The machine the CLI simulates a trace on without --cluster: the one the library implies (multifactor with the
+// example slurm.conf's weights), with the shipped rlsched.yaml applied.
+Cluster implied_with_example(const Workload& workload) {
+  auto cluster = rlsched::sim::implied_cluster(workload);
+  REQUIRE(cluster.ok());
+  CHECK(cluster->priority.multifactor_enabled());
+  apply_example_config(*cluster);
+  return std::move(*cluster);
+}
+
 PolicyResult evaluate(const Workload& workload, const Cluster* cluster, const std::string& policy,
                       const EvaluationOptions& options = {}) {
   rlsched::ScorerSettings settings;
@@ -236,12 +246,15 @@ TEST_CASE("evaluate reports what evaluate_policy computes, as a table and as JSO
   CHECK(doc["results"][0].at("policy") == "fcfs");
   CHECK(doc["results"][1].at("policy") == "sjf");
   CHECK(doc["results"][2].at("policy") == "f1");
+  const Cluster cluster = implied_with_example(workload);
   for (const json& result : doc.at("results"))
-    check_result(result, evaluate(workload, nullptr, result.at("policy").get<std::string>()));
+    check_result(result, evaluate(workload, &cluster, result.at("policy").get<std::string>()));
 }
 
 TEST_CASE("evaluate without --trace runs the built-in synthetic workload and says so") {
-  const Run run = run_cli({"evaluate", "--policies", "fcfs", "--backfill", "none", "--json", "-"});
+  // EASY backfill: without it FCFS queues the synthetic load for months, and the decay thread rescoring that queue
+  // every 5 minutes makes the run take a minute.
+  const Run run = run_cli({"evaluate", "--policies", "fcfs", "--json", "-"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(contains(run.err, "no --trace: using the built-in synthetic workload"));
@@ -252,9 +265,9 @@ TEST_CASE("evaluate without --trace runs the built-in synthetic workload and say
   CHECK(doc.at("synthetic") == true);
   REQUIRE(doc.at("results").size() == 1);
   EvaluationOptions options;
-  options.sim.backfill = rlsched::sim::Backfill::kNone;
-  check_result(doc["results"][0],
-               evaluate(rlsched::sim::synthetic_workload(10000, 256, 0.7, 1), nullptr, "fcfs", options));
+  const Workload synthetic = rlsched::sim::synthetic_workload(10000, 256, 0.7, 1);
+  const Cluster cluster = implied_with_example(synthetic);
+  check_result(doc["results"][0], evaluate(synthetic, &cluster, "fcfs", options));
 }
 
 TEST_CASE("evaluate with policies all runs every built-in scorer in order") {
@@ -563,10 +576,11 @@ TEST_CASE("evaluate --candidate judges a model against the current one on the he
   });
   const std::size_t keep = static_cast<std::size_t>(std::ceil(w.jobs.size() * 0.2));
   w.jobs.erase(w.jobs.begin(), w.jobs.end() - static_cast<std::ptrdiff_t>(keep));
+  const Cluster cluster = implied_with_example(w);
   auto result_of = [&](const std::string& model) {
     auto scorer = rlsched::policy::make_policy_scorer("model:" + model);
     REQUIRE(scorer.ok());
-    auto r = rlsched::sim::evaluate_policy(w, nullptr, **scorer, {});
+    auto r = rlsched::sim::evaluate_policy(w, &cluster, **scorer, {});
     REQUIRE(r.ok());
     return std::move(*r);
   };

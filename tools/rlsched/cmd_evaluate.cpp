@@ -81,7 +81,7 @@ int run_evaluate(const EvaluateOptions& options) {
       auto result = [&] {
         ProgressBar bar(runs > 1 ? fmt::format("{} [{}/{}]", label, results.size() + 1, runs) : label);
         evaluation.progress = bar.callback();
-        auto r = sim::evaluate_policy(inputs->workload, inputs->given_cluster(), **scorer, evaluation);
+        auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), **scorer, evaluation);
         evaluation.progress = nullptr;
         return r;
       }();

@@ -43,7 +43,7 @@ int run_simulate(const SimulateOptions& options) {
     ProgressBar bar(options.policy);
     evaluation.progress = bar.callback();
     evaluation.keep_outcomes = !options.outcomes.empty();
-    auto r = sim::evaluate_policy(inputs->workload, inputs->given_cluster(), **scorer, evaluation);
+    auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), **scorer, evaluation);
     evaluation.progress = nullptr;
     return r;
   }();

@@ -177,6 +177,7 @@ Result<Inputs> load_inputs(const RunOptions& options) {
   }
   Status config = apply_plugin_config(options, inputs);
   if (!config.ok()) return config;
+  inputs.simulate_on_cluster = inputs.cluster_given || options.parsed_protocol() == sim::Protocol::kFull;
   // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.
   const auto [urgent_share, seed] = options.parsed_urgent();
   if (urgent_share > 0)
@@ -209,7 +210,7 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
 
 ScorerSettings scorer_settings(const Inputs& inputs) {
   ScorerSettings settings;
-  if (inputs.cluster_given && inputs.cluster.priority.multifactor_enabled())
+  if (inputs.cluster.priority.multifactor_enabled())
     settings.multifactor = inputs.cluster.priority;
   return settings;
 }

@@ -46,8 +46,11 @@ struct Inputs {
     return false;
   }
 
-  /// What to pass to evaluate_policy: null lets the library pick the implied machine exactly as it documents.
-  const Cluster* given_cluster() const { return cluster_given ? &cluster : nullptr; }
+  /// The full protocol runs on `cluster` as the config left it (its site weight, speeds), implied or given; the
+  /// rlscheduler protocol takes the machine from the trace header unless one is given.
+  bool simulate_on_cluster = false;
+  /// What to pass to evaluate_policy (null: the library implies the machine itself).
+  const Cluster* simulated_cluster() const { return simulate_on_cluster ? &cluster : nullptr; }
 };
 
 /// Reads the trace (or builds the synthetic workload, saying so on stderr) and the cluster.
@@ -58,7 +61,7 @@ Result<Inputs> load_inputs(const RunOptions& options);
 /// --urgent, QOS urgent preempts normal) for these inputs.
 sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const Inputs& inputs);
 
-/// Settings for make_scorer: the multifactor scorer uses the cluster's slurm.conf weights when it has any.
+/// Settings for make_scorer: the multifactor scorer uses the simulated cluster's weights when it has any.
 ScorerSettings scorer_settings(const Inputs& inputs);
 
 }  // namespace rlsched::cli

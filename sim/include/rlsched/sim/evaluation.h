@@ -52,8 +52,9 @@ struct PolicyResult {
 };
 
 /// The cluster a workload implies when none is given: SWF traces state their machine in the header (MaxNodes,
-/// MaxProcs); otherwise one node per CPU of the largest job. \return InvalidInput for accelerator workloads, which
-/// need an explicit cluster.
+/// MaxProcs); otherwise one node per CPU of the largest job. Its priority is multifactor with the weights of
+/// slurm_conf_examples/slurm.conf (PriorityWeights::Typical) plus the site factor at weights.site, as a site runs
+/// Slurm with site_factor/rlsched. \return InvalidInput for accelerator workloads, which need an explicit cluster.
 Result<Cluster> implied_cluster(const Workload& workload);
 
 /// Offered load of a workload on a cluster: the accelerator-seconds its jobs ran (on the type the trace recorded)
