@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "example_config.h"
+#include "rlsched/plugin_config.h"
 #include "progress.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/train/trainer.h"
@@ -13,6 +15,7 @@ namespace {
 
 struct TrainOptions {
   train::TrainConfig config;
+  std::string plugin_config;  ///< --config: the rlsched.yaml the model will serve under
   std::string backfill = "easy";
   std::string objective = "bsld";
   double time_budget_minutes = 0;
@@ -29,6 +32,12 @@ int run_train(TrainOptions& options) {
   config.objective = *objective;
   config.time_budget_seconds = options.time_budget_minutes * 60.0;
   config.command_line = options.command_line;
+  config::LoadConfigOptions trust;
+  trust.require_private = false;  // read here, not run by slurmctld
+  auto plugin = options.plugin_config.empty() ? config::parse_plugin_config(kExampleConfig, kExampleConfigName)
+                                              : config::load_plugin_config(options.plugin_config, trust);
+  if (!plugin.ok()) return fail(plugin.status());
+  config.score_scale = plugin->score_scale;
 
   ProgressBar bar("training");
   auto result = train::train_policy(config, [&](const train::TrainProgress& p) {
@@ -67,6 +76,12 @@ CommandRunner setup_train(CLI::App& app) {
                  "The cluster the traces ran on: slurm.conf (gres.conf beside it is read too) or cluster YAML; "
                  "needed for dumps with accelerator jobs")
       ->type_name("FILE")
+      ->check(CLI::ExistingFile);
+  app.add_option("--config", options->plugin_config,
+                 "The rlsched.yaml the model will serve under: its score_scale weighs the learned rank beside the "
+                 "cluster's multifactor weights in the Slurm-model validation (--select-on-slurm). Default: the "
+                 "shipped slurm_conf_examples/rlsched.yaml")
+      ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   app.callback([trace, sacct] {
     if (trace->count() == 0 && sacct->count() == 0) throw CLI::RequiredError("--trace or --sacct");

@@ -102,6 +102,8 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")
                           : fmt::format("\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
                                         "run on it).\n", c.cluster);
+  md += fmt::format("Priority in the Slurm-model evaluations: the cluster's multifactor weights plus the learned rank "
+                    "as site factor, 0..{} (score_scale).\n", c.score_scale);
   md += fmt::format(
       "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
       "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "

@@ -20,6 +20,9 @@ Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& confi
   auto cluster = t.cluster ? Result<Cluster>(*t.cluster) : sim::implied_cluster(*workload);
   if (!cluster.ok())
     return Status::InvalidInput(fmt::format("{} (give the cluster it ran on: --slurm-conf)", cluster.status().message()));
+  // The Slurm-model validation runs where the model will serve: multifactor plus its rank at score_scale.
+  cluster->priority.site = config.score_scale;
+  t.cluster = std::make_shared<const Cluster>(*cluster);
   t.path = path;
   t.workload = std::move(*workload);
   // One CPU per simulated node: allocation by CPU, as Slurm's cons_tres does, not RLScheduler's whole nodes (which

@@ -33,6 +33,9 @@ struct TrainConfig {
   /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
   /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
   std::string cluster;
+  /// The site factor's weight in the Slurm-model validation runs: score_scale of the rlsched.yaml the model will
+  /// serve under (site_factor/rlsched writes the rank share times it).
+  std::uint32_t score_scale = 10000;
   sim::Backfill backfill = sim::Backfill::kEasy;
   std::size_t sequence_length = 256;     ///< jobs per training episode
   std::size_t episodes_per_epoch = 32;
