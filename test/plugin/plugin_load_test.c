@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "slurm_stubs.h"
-#include "src/slurmctld/preempt.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
 
@@ -48,9 +47,15 @@ typedef struct {
 	void (*set)(job_record_t *);
 	void (*update)(void);
 	int (*submit)(job_desc_msg_t *, uint32_t, char **);
-	int (*modify)(job_desc_msg_t *, job_record_t *, uint32_t);
+	int (*modify)(job_desc_msg_t *, job_record_t *,
+		      uint32_t RLSCHED_JOB_MODIFY_ERR_MSG(err_msg));
 	bool (*preemptable)(job_record_t *, job_record_t *);
+	uint32_t (*get_grace_time)(job_record_t *);
+	uint16_t (*get_mode)(job_record_t *);
+	uint32_t (*get_prio)(job_record_t *);
+#if RLSCHED_PREEMPT_HAS_GET_DATA
 	int (*get_data)(job_record_t *, slurm_preempt_data_type_t, void *);
+#endif
 } plugin_t;
 
 static void _write(const char *path, const char *text, mode_t mode)
@@ -115,17 +120,28 @@ static int _load(plugin_t *p, const char *type)
 	} else if (!strcmp(type, "preempt")) {
 		p->preemptable = (bool (*)(job_record_t *, job_record_t *))
 			dlsym(p->handle, "preempt_p_preemptable");
+		p->get_grace_time = (uint32_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_grace_time");
+		p->get_mode = (uint16_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_mode");
+		p->get_prio = (uint32_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_prio");
+		CHECK(p->preemptable && p->get_grace_time && p->get_mode &&
+		      p->get_prio &&
+		      dlsym(p->handle, "preempt_p_job_preempt_check"),
+		      "preempt_p_*");
+#if RLSCHED_PREEMPT_HAS_GET_DATA
 		p->get_data = (int (*)(job_record_t *, slurm_preempt_data_type_t,
 				       void *)) dlsym(p->handle,
 						      "preempt_p_get_data");
-		CHECK(p->preemptable && p->get_data &&
-		      dlsym(p->handle, "preempt_p_job_preempt_check"),
-		      "preempt_p_*");
+		CHECK(p->get_data, "preempt_p_get_data");
+#endif
 	} else {
 		p->submit = (int (*)(job_desc_msg_t *, uint32_t, char **))
 			dlsym(p->handle, "job_submit");
 		p->modify = (int (*)(job_desc_msg_t *, job_record_t *,
-				     uint32_t)) dlsym(p->handle, "job_modify");
+				     uint32_t RLSCHED_JOB_MODIFY_ERR_MSG(e)))
+			dlsym(p->handle, "job_modify");
 		CHECK(p->submit && p->modify, "job_submit/job_modify");
 	}
 	return (p->init && p->fini) ? 0 : -1;
@@ -627,7 +643,8 @@ static int _job_submit_mapping(void)
 	free(d->cpus_per_tres);
 	_free_desc(d);
 
-	CHECK(p.modify(NULL, NULL, 0) == SLURM_SUCCESS, "job_modify");
+	CHECK(p.modify(NULL, NULL, 0 RLSCHED_JOB_MODIFY_ERR_MSG_ARG(NULL)) ==
+	      SLURM_SUCCESS, "job_modify");
 	_unload(&p);
 	CHECK(stub_log_count("jobs mapped") == 1, "fini counters");
 	CHECK(stub_log_count_level(LOG_LEVEL_ERROR, "") == 0,
@@ -806,11 +823,32 @@ static job_record_t *_running(uint32_t id, slurmdb_qos_rec_t *qos,
 
 static uint32_t _prio(plugin_t *p, job_record_t *j)
 {
-	uint32_t prio = 0;
-	CHECK(p->get_data(j, PREEMPT_DATA_PRIO, &prio) == SLURM_SUCCESS,
-	      "PREEMPT_DATA_PRIO");
-	return prio;
+	return p->get_prio(j);
 }
+
+#if RLSCHED_PREEMPT_HAS_GET_DATA
+/* Before 25.05 slurmctld asks preempt_p_get_data(): the same answers as the
+ * getters (grace time last: it records the preemption) */
+static int _preempt_get_data(plugin_t *p, job_record_t *j,
+			     uint32_t want_grace)
+{
+	uint32_t prio = 0, grace = 0;
+	uint16_t mode = 0;
+	bool enabled = false;
+
+	CHECK(p->get_data(j, PREEMPT_DATA_ENABLED, &enabled) ==
+	      SLURM_SUCCESS && enabled, "PREEMPT_DATA_ENABLED");
+	CHECK(p->get_data(j, PREEMPT_DATA_MODE, &mode) == SLURM_SUCCESS &&
+	      mode == p->get_mode(j), "PREEMPT_DATA_MODE %u", mode);
+	CHECK(p->get_data(j, PREEMPT_DATA_PRIO, &prio) == SLURM_SUCCESS &&
+	      prio == p->get_prio(j), "PREEMPT_DATA_PRIO %u", prio);
+	CHECK(p->get_data(j, PREEMPT_DATA_GRACE_TIME, &grace) ==
+	      SLURM_SUCCESS && grace == want_grace,
+	      "PREEMPT_DATA_GRACE_TIME %u", grace);
+	CHECK(p->get_data(j, 99, &grace) == SLURM_ERROR, "unknown data type");
+	return 0;
+}
+#endif
 
 static int _preempt_victims(void)
 {
@@ -819,7 +857,6 @@ static int _preempt_victims(void)
 	job_record_t *ckpt, *ckpt_more_lost, *plain, *young, *urgent;
 	uint32_t grace = 0;
 	uint16_t mode = 0;
-	bool enabled = false;
 
 	_cluster();
 	_qos();
@@ -856,23 +893,23 @@ static int _preempt_victims(void)
 	CHECK(_prio(&p, ckpt) < _prio(&p, ckpt_more_lost),
 	      "victim order: %u >= %u", _prio(&p, ckpt),
 	      _prio(&p, ckpt_more_lost));
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_ENABLED, &enabled) == SLURM_SUCCESS &&
-	      enabled, "enabled");
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_MODE, &mode) == SLURM_SUCCESS &&
-	      mode == PREEMPT_MODE_REQUEUE, "mode %u", mode);
+	mode = p.get_mode(ckpt);
+	CHECK(mode == PREEMPT_MODE_REQUEUE, "mode %u", mode);
 
 	/* Slurm preempts it: grace = cost 90 + margin 20, logged, counted */
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
-	      grace == 110, "grace %u", grace);
+	grace = p.get_grace_time(ckpt);
+	CHECK(grace == 110, "grace %u", grace);
 	CHECK(stub_log_count(": grace 110 s, 600 s of run time since its last periodic checkpoint"),
 	      "preemption not logged");
 	/* The cap (1 per hour): not again once it runs again */
 	ckpt->start_time = now;
 	CHECK(!p.preemptable(ckpt, urgent), "preempted twice within the cap");
 	/* A QOS victim without a checkpoint gets its QOS's GraceTime */
-	CHECK(p.get_data(plain, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
-	      grace == 15, "plain grace %u", grace);
-	CHECK(p.get_data(ckpt, 99, &grace) == SLURM_ERROR, "unknown data type");
+	grace = p.get_grace_time(plain);
+	CHECK(grace == 15, "plain grace %u", grace);
+#if RLSCHED_PREEMPT_HAS_GET_DATA
+	_preempt_get_data(&p, plain, 15);
+#endif
 	_unload(&p);
 	return 0;
 }
