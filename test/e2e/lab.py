@@ -1,4 +1,5 @@
-"""A real Slurm 22.05 cluster on this machine, for end-to-end tests and for people (scripts/lab, lab_cli.py).
+"""A real Slurm cluster on this machine, for end-to-end tests and for people (scripts/lab, lab_cli.py): Debian's
+Slurm (22.05 on Debian 12), or the one installed under RLSCHED_SLURM_PREFIX (e.g. 24.11 built by scripts/slurm-build).
 
 `Lab` starts, in a scratch folder it owns, munged (its own key and socket), MariaDB (own data dir, socket and port on
 127.0.0.1), slurmdbd, slurmctld and one slurmd per node (`slurmd -N`), for a heterogeneous cluster: h200-1 with
@@ -78,8 +79,30 @@ PARTITIONS: dict[str, tuple[str, ...]] = {
 DEFAULT_PARTITION = "all"
 
 
+SLURM_PROGRAMS = ("slurmdbd", "slurmctld", "slurmd", "sacctmgr", "scontrol", "sinfo", "squeue", "sbatch", "sprio",
+                  "sacct", "scancel")
+
+
+def slurm_prefix() -> Path | None:
+    """RLSCHED_SLURM_PREFIX: a Slurm installed under a prefix (e.g. one scripts/slurm-build made from another Debian
+    version's source) whose daemons, commands and plugins the lab uses instead of the system's; None for those."""
+    value = os.environ.get("RLSCHED_SLURM_PREFIX")
+    if not value:
+        return None
+    prefix = Path(value)
+    if not (prefix / "sbin" / "slurmctld").is_file():
+        raise LabError(f"RLSCHED_SLURM_PREFIX={value}: no sbin/slurmctld there (build one with scripts/slurm-build)")
+    return prefix
+
+
 def system_plugin_dir() -> str:
-    """Slurm's own plugin folder (Debian: /usr/lib/<multiarch>/slurm-wlm)."""
+    """Slurm's own plugin folder (Debian: /usr/lib/<multiarch>/slurm-wlm; <prefix>/lib/slurm for
+    RLSCHED_SLURM_PREFIX)."""
+    prefix = slurm_prefix()
+    if prefix:
+        if not (prefix / "lib" / "slurm" / "select_cons_tres.so").is_file():
+            raise LabError(f"RLSCHED_SLURM_PREFIX={prefix}: no lib/slurm/select_cons_tres.so there")
+        return str(prefix / "lib" / "slurm")
     for pattern in ("/usr/lib/*/slurm-wlm/select_cons_tres.so", "/usr/lib/slurm/select_cons_tres.so",
                     "/usr/lib64/slurm/select_cons_tres.so", "/usr/local/lib/slurm/select_cons_tres.so"):
         found = sorted(glob.glob(pattern))
@@ -90,10 +113,13 @@ def system_plugin_dir() -> str:
 
 def require_programs() -> dict[str, str]:
     """Absolute paths of the programs the lab runs; raises LabError naming the missing ones."""
-    names = ["munged", "mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "slurmctld", "slurmd", "sacctmgr",
-             "scontrol", "sinfo", "squeue", "sbatch", "sprio", "sacct", "scancel"]
+    names = ["munged", "mariadb-install-db", "mariadbd", "mariadb", *SLURM_PROGRAMS]
     search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin", "/bin"])
     found = {n: shutil.which(n, path=search) for n in names}
+    prefix = slurm_prefix()
+    if prefix:  # Slurm's programs from there only, never a mix with the system's
+        slurm_search = os.pathsep.join([str(prefix / "sbin"), str(prefix / "bin")])
+        found.update({n: shutil.which(n, path=slurm_search) for n in SLURM_PROGRAMS})
     missing = [n for n, p in found.items() if not p]
     if missing:
         raise LabError(f"missing programs: {', '.join(missing)}: run scripts/setup (installs slurmctld, slurmd, "
