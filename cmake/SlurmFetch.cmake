@@ -204,10 +204,12 @@ function(_rlsched_slurm_resolve opts spec apt_dir out_var)
     endif()
   endforeach()
   if(NOT found)
+    list(REMOVE_DUPLICATES known)
     string(REPLACE ";" ", " known "${known}")
     message(FATAL_ERROR "rlsched: no slurm-wlm source package ${spec} in the archive (it has: ${known}; "
                         "apt-cache exit ${rc} ${err}). The deb-src entries derived from your apt sources are in "
-                        "${apt_dir}/sources, apt-get update's output in ${apt_dir}/apt-update.log.")
+                        "${apt_dir}/sources, apt-get update's output in ${apt_dir}/apt-update.log. Without the load tests "
+                        "of other versions: -DRLSCHED_SLURM_EXTRA_VERSIONS=")
   endif()
   set(${out_var} "${found}" PARENT_SCOPE)
 endfunction()
@@ -244,7 +246,8 @@ function(_rlsched_slurm_download opts version dl src out_note)
   else()
     message(FATAL_ERROR "rlsched: cannot download the source of slurm-wlm ${version} (apt-get source exit "
                         "${rc}):\n${out}\nWithout network: -DRLSCHED_SLURM_SOURCE_DIR=<configured Slurm tree>, "
-                        "or -DRLSCHED_BUILD_PLUGINS=OFF.")
+                        "or -DRLSCHED_BUILD_PLUGINS=OFF; without the load tests of other versions: "
+                        "-DRLSCHED_SLURM_EXTRA_VERSIONS=")
   endif()
   set(${out_note} "${note}" PARENT_SCOPE)
 endfunction()
