@@ -77,6 +77,15 @@ typedef struct job_details job_details_t;
 typedef priority_factors_object_t priority_factors_t;
 #endif
 
+/* How job_desc_msg_t's tres_per_* strings name a GRES: "gres:gpu:2" (22.05),
+ * "gres/gpu:2" (24.11; from 23.02 on is assumed, not checked here). The
+ * plugins keep whichever form they are given; the load test submits this. */
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
+#define RLSCHED_TRES_GRES "gres:"
+#else
+#define RLSCHED_TRES_GRES "gres/"
+#endif
+
 /* job_modify(job_desc, job_ptr, submit_uid RLSCHED_JOB_MODIFY_ERR_MSG(err_msg)):
  * the error text parameter of 23.02+; _ARG passes one in a call. */
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)

@@ -260,6 +260,24 @@ class Lab:
         self.ports: dict[str, int] = {}
         self.started = False
 
+    # ---- the Slurm version ---------------------------------------------------------------------------------------
+    @property
+    def slurm_version(self) -> tuple[int, int, int]:
+        """The lab's Slurm (slurmctld -V), e.g. (24, 11, 5)."""
+        if not hasattr(self, "_slurm_version"):
+            out = subprocess.run([self.programs["slurmctld"], "-V"], capture_output=True, text=True,
+                                 timeout=30).stdout
+            m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+            if not m:
+                raise LabError(f"cannot read the version from `slurmctld -V`: {out!r}")
+            self._slurm_version = tuple(int(x) for x in m.groups())
+        return self._slurm_version
+
+    def tres(self, request: str) -> str:
+        """A GRES request as slurmctld shows it in TresPerNode/TresPerJob: "gres:gpu:2" before 23.02, "gres/gpu:2"
+        since."""
+        return ("gres:" if self.slurm_version < (23, 2, 0) else "gres/") + request
+
     # ---- paths -------------------------------------------------------------------------------------------------
     @property
     def etc(self) -> Path:

@@ -568,10 +568,10 @@ static int _job_submit_mapping(void)
 	CHECK(p.init() == SLURM_SUCCESS, "init");
 
 	/* Typeless: h200 is twice as fast and has 8 idle */
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	rc = _submit(&p, d, &err);
 	CHECK(rc == SLURM_SUCCESS, "rc %d", rc);
-	CHECK(d->tres_per_node && !strcmp(d->tres_per_node, "gres:gpu:h200:4"),
+	CHECK(d->tres_per_node && !strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"),
 	      "tres_per_node %s", d->tres_per_node);
 	CHECK(d->partition && !strcmp(d->partition, "h200"), "partition %s",
 	      d->partition);
@@ -581,24 +581,24 @@ static int _job_submit_mapping(void)
 	_free_desc(d);
 
 	/* --gpus=2 in partition a100: stays there, gets the type */
-	d = _desc("a100", NULL, "gres:gpu:2", 60);
+	d = _desc("a100", NULL, RLSCHED_TRES_GRES "gpu:2", 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_job, "gres:gpu:a100:2"), "tres_per_job %s",
+	CHECK(!strcmp(d->tres_per_job, RLSCHED_TRES_GRES "gpu:a100:2"), "tres_per_job %s",
 	      d->tres_per_job);
 	CHECK(!strcmp(d->partition, "a100"), "partition %s", d->partition);
 	_free_desc(d);
 
 	/* Any-of across GRES names (declared equivalent): a100 beats 910b */
-	d = _desc(NULL, "gres:gpu:a100|910b:2", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:a100|910b:2", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:a100:2"), "any-of: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:a100:2"), "any-of: %s",
 	      d->tres_per_node);
 	_free_desc(d);
 
 	/* Typed: left alone */
-	d = _desc(NULL, "gres:gpu:h200:2", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:h200:2", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:h200:2") && !d->partition &&
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:2") && !d->partition &&
 	      !d->admin_comment, "typed request changed");
 	_free_desc(d);
 
@@ -610,7 +610,7 @@ static int _job_submit_mapping(void)
 	_free_desc(d);
 
 	/* Impossible: rejected with a message for the user */
-	d = _desc(NULL, "gres:gpu:64", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:64", NULL, 60);
 	rc = _submit(&p, d, &err);
 	CHECK(rc == ESLURM_INVALID_GRES, "rc %d", rc);
 	CHECK(err && strstr(err, "no partition has 64 gpu"), "err_msg %s",
@@ -627,18 +627,18 @@ static int _job_submit_mapping(void)
 		stub_add_job(600 + i, JOB_PENDING, parts[1], now, 600, 8,
 			     "gpu", "a100", 8);
 	}
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:npu:910b:4"), "cross-GRES: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "npu:910b:4"), "cross-GRES: %s",
 	      d->tres_per_node);
 	CHECK(!strcmp(d->partition, "npu"), "partition %s", d->partition);
 	_free_desc(d);
 
 	/* ... but not when the job names the GRES elsewhere */
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
-	d->cpus_per_tres = strdup("gres:gpu:8");
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
+	d->cpus_per_tres = strdup(RLSCHED_TRES_GRES "gpu:8");
 	rc = _submit(&p, d, &err);
-	CHECK(strstr(d->tres_per_node, "gres:gpu:"), "kept gpu: %s",
+	CHECK(strstr(d->tres_per_node, RLSCHED_TRES_GRES "gpu:"), "kept gpu: %s",
 	      d->tres_per_node);
 	free(d->cpus_per_tres);
 	_free_desc(d);
@@ -661,8 +661,8 @@ static int _job_submit_burst(void)
 	plugin_t p;
 	job_desc_msg_t *d[4];
 	char *err = NULL;
-	const char *want[4] = { "gres:gpu:h200:8", "gres:gpu:h200:8",
-				"gres:gpu:h200:8", "gres:gpu:a100:8" };
+	const char *want[4] = { RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:h200:8",
+				RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:a100:8" };
 
 	_cluster();
 	_config(submit_config, 0644);
@@ -670,7 +670,7 @@ static int _job_submit_burst(void)
 		return 1;
 	p.init();
 	for (int i = 0; i < 4; i++) {
-		d[i] = _desc(NULL, "gres:gpu:8", NULL, 60);
+		d[i] = _desc(NULL, RLSCHED_TRES_GRES "gpu:8", NULL, 60);
 		CHECK(_submit(&p, d[i], &err) == SLURM_SUCCESS, "submit %d", i);
 		CHECK(!strcmp(d[i]->tres_per_node, want[i]), "job %d: %s, want %s",
 		      i, d[i]->tres_per_node, want[i]);
@@ -699,9 +699,9 @@ static int _job_submit_bad_config(void)
 	CHECK(stub_log_count("rlsched.yaml:2: placement.map_any_of must be true or false (got 'maybe')") == 1,
 	      "line-precise error");
 	for (int i = 0; i < 3; i++) {
-		d = _desc(NULL, "gres:gpu:4", NULL, 60);
+		d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 		CHECK(_submit(&p, d, &err) == SLURM_SUCCESS, "job passes");
-		CHECK(!strcmp(d->tres_per_node, "gres:gpu:4") && !d->partition,
+		CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:4") && !d->partition,
 		      "unchanged");
 		_free_desc(d);
 	}
@@ -709,9 +709,9 @@ static int _job_submit_bad_config(void)
 	      "logged once: %d", stub_log_count_level(LOG_LEVEL_ERROR, ""));
 	/* Fixed file: picked up at the next submit (no reconfig hook) */
 	_config(submit_config, 0644);
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	_submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:h200:4"), "mapped after fix: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"), "mapped after fix: %s",
 	      d->tres_per_node);
 	_free_desc(d);
 	_unload(&p);
