@@ -80,7 +80,7 @@ DEFAULT_PARTITION = "all"
 
 
 SLURM_PROGRAMS = ("slurmdbd", "slurmctld", "slurmd", "sacctmgr", "scontrol", "sinfo", "squeue", "sbatch", "sprio",
-                  "sacct", "scancel")
+                  "sacct", "scancel", "srun")
 
 
 def slurm_prefix() -> Path | None:
@@ -181,7 +181,20 @@ def pid_alive(pid: int) -> bool:
 def has_marker(pid: int, marker: str) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            return f"{MARKER_VAR}={marker}".encode() in f.read().split(b"\0")
+            if f"{MARKER_VAR}={marker}".encode() in f.read().split(b"\0"):
+                return True
+    except OSError:
+        return False
+    return _is_lab_slurmstepd(pid, marker.rsplit(":", 1)[0])
+
+
+def _is_lab_slurmstepd(pid: int, root: str) -> bool:
+    """A slurmstepd of the lab in `root`. Slurm 24.11's slurmstepd writes its process title over its environment, so
+    its marker cannot be read; it keeps its slurmd's log in the lab's folder open, which no other lab's does."""
+    try:
+        if os.path.basename(os.readlink(f"/proc/{pid}/exe")) != "slurmstepd":
+            return False
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(root + "/") for fd in os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return False
 
@@ -342,6 +355,9 @@ class Lab:
                                                                            "SQUEUE_", "SACCT_", "SPRIO_"))}
         env["SLURM_CONF"] = str(self.conf_path)
         env[MARKER_VAR] = self.marker
+        prefix = slurm_prefix()
+        if prefix:  # jobs inherit it from sbatch: their srun must be the lab's Slurm too
+            env["PATH"] = os.pathsep.join([str(prefix / "bin"), str(prefix / "sbin"), env.get("PATH", "")])
         env.update(extra or {})
         return env
 
