@@ -152,22 +152,19 @@ function(_rlsched_derive_deb_src parts_dir suites out_count)
   set(${out_count} ${count} PARENT_SCOPE)
 endfunction()
 
-# A private apt in `apt_dir`, its lists fetched once (several versions and build trees share them). Sets `out_opts`
-# to the apt-get/apt-cache options that use it. Call with `apt_dir`/.lock held.
+# A private apt in `apt_dir`; its lists are fetched at most once per CMake run (the versions fetched in one configure
+# share one `apt-get update`), and again in a later run that has to fetch something (the archive moves on). Sets
+# `out_opts` to the apt-get/apt-cache options that use it. Call with `apt_dir`/.lock held.
 function(_rlsched_private_apt apt_dir suites out_opts)
   # Downloads run as the calling user (the build folder may not be readable by _apt); no lock on the system's lists.
   set(opts -q -oDir::Etc::SourceList=/dev/null "-oDir::Etc::SourceParts=${apt_dir}/sources"
            "-oDir::State::Lists=${apt_dir}/lists" "-oDir::Cache=${apt_dir}/cache"
            "-oDir::Cache::Archives=${apt_dir}/cache/archives" -oDebug::NoLocking=1 -oAPT::Sandbox::User=root)
   set(${out_opts} "${opts}" PARENT_SCOPE)
-  set(stamp "${apt_dir}/updated.stamp")
   string(REPLACE ";" " " want "${suites}")
-  if(EXISTS "${stamp}")
-    file(READ "${stamp}" have)
-    string(STRIP "${have}" have)
-    if(have STREQUAL want)
-      return()
-    endif()
+  get_property(updated GLOBAL PROPERTY "RLSCHED_APT_UPDATED:${apt_dir}")
+  if(updated STREQUAL want)
+    return()
   endif()
   _rlsched_derive_deb_src("${apt_dir}/sources" "${suites}" n_entries)
   if(n_entries EQUAL 0)
@@ -180,7 +177,7 @@ function(_rlsched_private_apt apt_dir suites out_opts)
   execute_process(COMMAND ${RLSCHED_APT_GET} ${opts} update
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
   file(WRITE "${apt_dir}/apt-update.log" "exit ${rc}\n${out}")
-  file(WRITE "${stamp}" "${want}\n")
+  set_property(GLOBAL PROPERTY "RLSCHED_APT_UPDATED:${apt_dir}" "${want}")
 endfunction()
 
 # The source package version of slurm-wlm that `spec` names, among those the private apt lists: an exact source
