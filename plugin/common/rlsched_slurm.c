@@ -48,7 +48,7 @@ static const char *_keep(rlsched_snapshot_t *snap, const char *s)
 static bool _add_node_gres(rlsched_snapshot_t *snap, int first,
 			   node_record_t *node_ptr)
 {
-	RLSCHED_LIST_ITR it;
+	list_itr_t *it;
 	gres_state_t *gres_state_node;
 	bool ok = true;
 
@@ -189,7 +189,7 @@ static void _node_cpus(const rlsched_snapshot_t *snap, node_record_t *node_ptr,
 extern bool rlsched_snapshot_finish(rlsched_snapshot_t *snap,
 				    uint32_t submit_uid)
 {
-	RLSCHED_LIST_ITR it;
+	list_itr_t *it;
 	part_record_t *part_ptr;
 	node_record_t *node_ptr;
 	int n_parts = part_list ? list_count(part_list) : 0;
@@ -396,8 +396,8 @@ static double _normalised(double weighted, uint32_t weight)
 extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 			     const rlsched_snapshot_t *snap)
 {
-	struct job_details *details = job_ptr->details;
-	List gres_list;
+	job_details_t *details = job_ptr->details;
+	list_t *gres_list;
 	gres_state_t *gres_state;
 	bool running = IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr);
 
@@ -426,7 +426,7 @@ extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 		out->nodes = (int32_t) job_ptr->node_cnt;
 	}
 	if (job_ptr->prio_factors) {
-		priority_factors_object_t *f = job_ptr->prio_factors;
+		priority_factors_t *f = job_ptr->prio_factors;
 		out->age_factor = _normalised(f->priority_age,
 					      slurm_conf.priority_weight_age);
 		out->fairshare_factor = _normalised(f->priority_fs,

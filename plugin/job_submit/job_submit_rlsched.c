@@ -113,7 +113,7 @@ static bool _uses_job_classes(void)
 static bool _collect(uint32_t submit_uid)
 {
 	bool classes;
-	RLSCHED_LIST_ITR it;
+	list_itr_t *it;
 	job_record_t *job_ptr;
 	size_t n = 0, need = job_list ? (size_t) list_count(job_list) : 0;
 	time_t now = time(NULL);
@@ -392,7 +392,7 @@ done:
 }
 
 extern RLSCHED_EXPORT int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
-		      uint32_t submit_uid)
+		      uint32_t submit_uid RLSCHED_JOB_MODIFY_ERR_MSG(err_msg))
 {
 	/* Updates keep what the user asks: remapping happens at submit only */
 	return SLURM_SUCCESS;

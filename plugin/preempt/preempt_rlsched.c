@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "../common/rlsched_slurm.h"
-#include "src/slurmctld/preempt.h"
 
 RLSCHED_EXPORT const char plugin_name[] = "rlsched preempt: checkpoint-aware preemption";
 RLSCHED_EXPORT const char plugin_type[] = "preempt/rlsched";
@@ -62,7 +61,7 @@ extern RLSCHED_EXPORT int fini(void)
 }
 
 /* PreemptMode of the job's QOS, else the cluster's (as preempt/qos) */
-static uint16_t _job_preempt_mode(job_record_t *job_ptr)
+extern RLSCHED_EXPORT uint16_t preempt_p_get_mode(job_record_t *job_ptr)
 {
 	uint16_t mode;
 
@@ -162,7 +161,7 @@ extern RLSCHED_EXPORT bool preempt_p_job_preempt_check(
 }
 
 /* Victim order, ascending; QOS priority then size (preempt/qos) as fallback */
-static uint32_t _victim_order(job_record_t *job_ptr)
+extern RLSCHED_EXPORT uint32_t preempt_p_get_prio(job_record_t *job_ptr)
 {
 	rlsched_preempt_job job;
 	uint32_t order = 0;
@@ -185,7 +184,7 @@ static uint32_t _victim_order(job_record_t *job_ptr)
 }
 
 /* Called once as Slurm starts preempting the job: records it, grace time */
-static uint32_t _grace_time(job_record_t *job_ptr)
+extern RLSCHED_EXPORT uint32_t preempt_p_get_grace_time(job_record_t *job_ptr)
 {
 	rlsched_preempt_job job;
 	uint32_t grace = 0;
@@ -214,26 +213,5 @@ static uint32_t _grace_time(job_record_t *job_ptr)
 	return grace;
 }
 
-extern RLSCHED_EXPORT int preempt_p_get_data(job_record_t *job_ptr,
-					     slurm_preempt_data_type_t data_type,
-					     void *data)
-{
-	switch (data_type) {
-	case PREEMPT_DATA_ENABLED:
-		*(bool *) data = slurm_conf.preempt_mode != PREEMPT_MODE_OFF;
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_MODE:
-		*(uint16_t *) data = _job_preempt_mode(job_ptr);
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_PRIO:
-		*(uint32_t *) data = _victim_order(job_ptr);
-		return SLURM_SUCCESS;
-	case PREEMPT_DATA_GRACE_TIME:
-		*(uint32_t *) data = _grace_time(job_ptr);
-		return SLURM_SUCCESS;
-	default:
-		error("%s: unknown preempt data type %d", plugin_type,
-		      data_type);
-		return SLURM_ERROR;
-	}
-}
+/* Before Slurm 25.05: preempt_p_get_data(), built from the three above */
+RLSCHED_PREEMPT_GET_DATA(plugin_type)

@@ -211,7 +211,7 @@ done:
 extern RLSCHED_EXPORT void site_factor_p_update(void)
 {
 	struct timespec start;
-	RLSCHED_LIST_ITR it;
+	list_itr_t *it;
 	job_record_t *job_ptr;
 	rlsched_engine_info inf;
 	size_t n = 0, changed = 0;

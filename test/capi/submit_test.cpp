@@ -10,7 +10,7 @@
 namespace rlsched::capi {
 namespace {
 
-TEST_CASE("TRES request strings of Slurm 22.05 parse", "[submit][tres]") {
+TEST_CASE("TRES request strings of Slurm 22.05 and 23.02+ parse and keep their form", "[submit][tres]") {
   struct Case {
     const char* text;
     bool gres;
@@ -30,6 +30,10 @@ TEST_CASE("TRES request strings of Slurm 22.05 parse", "[submit][tres]") {
       {"gres:gpu:4k", false, "", "", 1, "gres:gpu:4k"},  // suffixed counts: left to Slurm
       {"license:matlab:1", false, "", "", 1, "license:matlab:1"},
       {"gres:gpu:0", false, "gpu", "", 0, "gres:gpu:0"},
+      // 23.02 and later write "gres/" and refuse "gres:" or no prefix back in tres_per_*
+      {"gres/gpu:4", true, "gpu", "", 4, "gres/gpu:4"},
+      {"gres/gpu:h200:2", true, "gpu", "h200", 2, "gres/gpu:h200:2"},
+      {"gres/npu", true, "npu", "", 1, "gres/npu:1"},
   };
   for (const Case& c : cases) {
     INFO(c.text);
@@ -130,6 +134,8 @@ TEST_CASE("submit decisions", "[submit]") {
       {"typeless per node", job("gres:gpu:4"), hetero(), RLSCHED_SUBMIT_MODIFIED, "gres:gpu:h200:4", nullptr, "h200",
        "rlsched: gpu:4 -> gpu:h200:4: gpu:h200 in partition h200"},
       {"--gpus", job(nullptr, "gres:gpu:4"), hetero(), RLSCHED_SUBMIT_MODIFIED, nullptr, "gres:gpu:h200:4", "h200",
+       "gpu:4 -> gpu:h200:4"},
+      {"Slurm 23.02+ format", job("gres/gpu:4"), hetero(), RLSCHED_SUBMIT_MODIFIED, "gres/gpu:h200:4", nullptr, "h200",
        "gpu:4 -> gpu:h200:4"},
       {"old format without gres:", job("gpu:2"), hetero(), RLSCHED_SUBMIT_MODIFIED, "gpu:h200:2", nullptr, "h200",
        "gpu:2 -> gpu:h200:2"},

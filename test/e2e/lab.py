@@ -1,4 +1,5 @@
-"""A real Slurm 22.05 cluster on this machine, for end-to-end tests and for people (scripts/lab, lab_cli.py).
+"""A real Slurm cluster on this machine, for end-to-end tests and for people (scripts/lab, lab_cli.py): Debian's
+Slurm (22.05 on Debian 12), or the one installed under RLSCHED_SLURM_PREFIX (e.g. 24.11 built by scripts/slurm-build).
 
 `Lab` starts, in a scratch folder it owns, munged (its own key and socket), MariaDB (own data dir, socket and port on
 127.0.0.1), slurmdbd, slurmctld and one slurmd per node (`slurmd -N`), for a heterogeneous cluster: h200-1 with
@@ -78,8 +79,30 @@ PARTITIONS: dict[str, tuple[str, ...]] = {
 DEFAULT_PARTITION = "all"
 
 
+SLURM_PROGRAMS = ("slurmdbd", "slurmctld", "slurmd", "sacctmgr", "scontrol", "sinfo", "squeue", "sbatch", "sprio",
+                  "sacct", "scancel", "srun")
+
+
+def slurm_prefix() -> Path | None:
+    """RLSCHED_SLURM_PREFIX: a Slurm installed under a prefix (e.g. one scripts/slurm-build made from another Debian
+    version's source) whose daemons, commands and plugins the lab uses instead of the system's; None for those."""
+    value = os.environ.get("RLSCHED_SLURM_PREFIX")
+    if not value:
+        return None
+    prefix = Path(value)
+    if not (prefix / "sbin" / "slurmctld").is_file():
+        raise LabError(f"RLSCHED_SLURM_PREFIX={value}: no sbin/slurmctld there (build one with scripts/slurm-build)")
+    return prefix
+
+
 def system_plugin_dir() -> str:
-    """Slurm's own plugin folder (Debian: /usr/lib/<multiarch>/slurm-wlm)."""
+    """Slurm's own plugin folder (Debian: /usr/lib/<multiarch>/slurm-wlm; <prefix>/lib/slurm for
+    RLSCHED_SLURM_PREFIX)."""
+    prefix = slurm_prefix()
+    if prefix:
+        if not (prefix / "lib" / "slurm" / "select_cons_tres.so").is_file():
+            raise LabError(f"RLSCHED_SLURM_PREFIX={prefix}: no lib/slurm/select_cons_tres.so there")
+        return str(prefix / "lib" / "slurm")
     for pattern in ("/usr/lib/*/slurm-wlm/select_cons_tres.so", "/usr/lib/slurm/select_cons_tres.so",
                     "/usr/lib64/slurm/select_cons_tres.so", "/usr/local/lib/slurm/select_cons_tres.so"):
         found = sorted(glob.glob(pattern))
@@ -90,10 +113,13 @@ def system_plugin_dir() -> str:
 
 def require_programs() -> dict[str, str]:
     """Absolute paths of the programs the lab runs; raises LabError naming the missing ones."""
-    names = ["munged", "mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "slurmctld", "slurmd", "sacctmgr",
-             "scontrol", "sinfo", "squeue", "sbatch", "sprio", "sacct", "scancel"]
+    names = ["munged", "mariadb-install-db", "mariadbd", "mariadb", *SLURM_PROGRAMS]
     search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin", "/bin"])
     found = {n: shutil.which(n, path=search) for n in names}
+    prefix = slurm_prefix()
+    if prefix:  # Slurm's programs from there only, never a mix with the system's
+        slurm_search = os.pathsep.join([str(prefix / "sbin"), str(prefix / "bin")])
+        found.update({n: shutil.which(n, path=slurm_search) for n in SLURM_PROGRAMS})
     missing = [n for n, p in found.items() if not p]
     if missing:
         raise LabError(f"missing programs: {', '.join(missing)}: run scripts/setup (installs slurmctld, slurmd, "
@@ -155,7 +181,20 @@ def pid_alive(pid: int) -> bool:
 def has_marker(pid: int, marker: str) -> bool:
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
-            return f"{MARKER_VAR}={marker}".encode() in f.read().split(b"\0")
+            if f"{MARKER_VAR}={marker}".encode() in f.read().split(b"\0"):
+                return True
+    except OSError:
+        return False
+    return _is_lab_slurmstepd(pid, marker.rsplit(":", 1)[0])
+
+
+def _is_lab_slurmstepd(pid: int, root: str) -> bool:
+    """A slurmstepd of the lab in `root`. Slurm 24.11's slurmstepd writes its process title over its environment, so
+    its marker cannot be read; it keeps its slurmd's log in the lab's folder open, which no other lab's does."""
+    try:
+        if os.path.basename(os.readlink(f"/proc/{pid}/exe")) != "slurmstepd":
+            return False
+        return any(os.readlink(f"/proc/{pid}/fd/{fd}").startswith(root + "/") for fd in os.listdir(f"/proc/{pid}/fd"))
     except OSError:
         return False
 
@@ -234,6 +273,24 @@ class Lab:
         self.ports: dict[str, int] = {}
         self.started = False
 
+    # ---- the Slurm version ---------------------------------------------------------------------------------------
+    @property
+    def slurm_version(self) -> tuple[int, int, int]:
+        """The lab's Slurm (slurmctld -V), e.g. (24, 11, 5)."""
+        if not hasattr(self, "_slurm_version"):
+            out = subprocess.run([self.programs["slurmctld"], "-V"], capture_output=True, text=True,
+                                 timeout=30).stdout
+            m = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+            if not m:
+                raise LabError(f"cannot read the version from `slurmctld -V`: {out!r}")
+            self._slurm_version = tuple(int(x) for x in m.groups())
+        return self._slurm_version
+
+    def tres(self, request: str) -> str:
+        """A GRES request as slurmctld shows it in TresPerNode/TresPerJob: "gres:gpu:2" before 23.02, "gres/gpu:2"
+        since."""
+        return ("gres:" if self.slurm_version < (23, 2, 0) else "gres/") + request
+
     # ---- paths -------------------------------------------------------------------------------------------------
     @property
     def etc(self) -> Path:
@@ -298,6 +355,9 @@ class Lab:
                                                                            "SQUEUE_", "SACCT_", "SPRIO_"))}
         env["SLURM_CONF"] = str(self.conf_path)
         env[MARKER_VAR] = self.marker
+        prefix = slurm_prefix()
+        if prefix:  # jobs inherit it from sbatch: their srun must be the lab's Slurm too
+            env["PATH"] = os.pathsep.join([str(prefix / "bin"), str(prefix / "sbin"), env.get("PATH", "")])
         env.update(extra or {})
         return env
 

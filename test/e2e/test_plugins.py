@@ -114,7 +114,7 @@ def test_both_plugins_load_with_the_config(lab: Lab) -> None:
 def test_typeless_gpu_job_is_mapped_to_the_faster_idle_type(lab: Lab) -> None:
     job = lab.sbatch("-J", "any-gpu", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
     info = lab.job(job)
-    assert info["TresPerNode"] == "gres:gpu:h200:2", info
+    assert info["TresPerNode"] == lab.tres("gpu:h200:2"), info
     assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:h200:2"), info
     assert f"in partition {info['Partition']}" in info["AdminComment"], info
     assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "h200-1"
@@ -125,7 +125,7 @@ def test_typeless_gpu_job_goes_to_a100_while_h200_is_busy(lab: Lab) -> None:
     try:
         job = lab.sbatch("-J", "any-gpu-busy", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
         info = lab.job(job)
-        assert info["TresPerNode"] == "gres:gpu:a100:2", f"h200-1's 4 GPUs are all allocated: {info['AdminComment']}"
+        assert info["TresPerNode"] == lab.tres("gpu:a100:2"), f"h200-1's 4 GPUs are all allocated: {info['AdminComment']}"
         assert "next best gpu:h200" in info["AdminComment"], info
         assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
         assert lab.log_lines(r"job_submit/rlsched: uid 0 job any-gpu-busy: rlsched: gpu:2 -> gpu:a100:2")
@@ -137,7 +137,7 @@ def test_job_class_speeds_decide_the_type(lab: Lab) -> None:
     """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide."""
     job = lab.sbatch("-J", "membound-embed", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
     info = lab.job(job)
-    assert info["TresPerNode"] == "gres:gpu:a100:2", info
+    assert info["TresPerNode"] == lab.tres("gpu:a100:2"), info
     assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:a100:2 (class membound):"), info
     assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
 
@@ -237,5 +237,5 @@ def test_config_writable_by_others_is_refused(lab: Lab) -> None:
     assert refused and str(config) in refused[0], lab.log_lines_since(offset, "rlsched")
     assert not lab.log_lines_since(offset, r"site_factor/rlsched: loaded"), "the plugin used a config others can write"
     job = lab.sbatch("--gres=gpu:1", "-t", "2", wrap="true")
-    assert lab.job(job)["TresPerNode"] == "gres:gpu:1", "job_submit/rlsched mapped a job with an unsafe config"
+    assert lab.job(job)["TresPerNode"] == lab.tres("gpu:1"), "job_submit/rlsched mapped a job with an unsafe config"
     assert ph.slurmctld_alive(lab)

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "slurm_stubs.h"
-#include "src/slurmctld/preempt.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
 
@@ -48,9 +47,15 @@ typedef struct {
 	void (*set)(job_record_t *);
 	void (*update)(void);
 	int (*submit)(job_desc_msg_t *, uint32_t, char **);
-	int (*modify)(job_desc_msg_t *, job_record_t *, uint32_t);
+	int (*modify)(job_desc_msg_t *, job_record_t *,
+		      uint32_t RLSCHED_JOB_MODIFY_ERR_MSG(err_msg));
 	bool (*preemptable)(job_record_t *, job_record_t *);
+	uint32_t (*get_grace_time)(job_record_t *);
+	uint16_t (*get_mode)(job_record_t *);
+	uint32_t (*get_prio)(job_record_t *);
+#if RLSCHED_PREEMPT_HAS_GET_DATA
 	int (*get_data)(job_record_t *, slurm_preempt_data_type_t, void *);
+#endif
 } plugin_t;
 
 static void _write(const char *path, const char *text, mode_t mode)
@@ -115,17 +120,28 @@ static int _load(plugin_t *p, const char *type)
 	} else if (!strcmp(type, "preempt")) {
 		p->preemptable = (bool (*)(job_record_t *, job_record_t *))
 			dlsym(p->handle, "preempt_p_preemptable");
+		p->get_grace_time = (uint32_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_grace_time");
+		p->get_mode = (uint16_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_mode");
+		p->get_prio = (uint32_t (*)(job_record_t *))
+			dlsym(p->handle, "preempt_p_get_prio");
+		CHECK(p->preemptable && p->get_grace_time && p->get_mode &&
+		      p->get_prio &&
+		      dlsym(p->handle, "preempt_p_job_preempt_check"),
+		      "preempt_p_*");
+#if RLSCHED_PREEMPT_HAS_GET_DATA
 		p->get_data = (int (*)(job_record_t *, slurm_preempt_data_type_t,
 				       void *)) dlsym(p->handle,
 						      "preempt_p_get_data");
-		CHECK(p->preemptable && p->get_data &&
-		      dlsym(p->handle, "preempt_p_job_preempt_check"),
-		      "preempt_p_*");
+		CHECK(p->get_data, "preempt_p_get_data");
+#endif
 	} else {
 		p->submit = (int (*)(job_desc_msg_t *, uint32_t, char **))
 			dlsym(p->handle, "job_submit");
 		p->modify = (int (*)(job_desc_msg_t *, job_record_t *,
-				     uint32_t)) dlsym(p->handle, "job_modify");
+				     uint32_t RLSCHED_JOB_MODIFY_ERR_MSG(e)))
+			dlsym(p->handle, "job_modify");
 		CHECK(p->submit && p->modify, "job_submit/job_modify");
 	}
 	return (p->init && p->fini) ? 0 : -1;
@@ -552,10 +568,10 @@ static int _job_submit_mapping(void)
 	CHECK(p.init() == SLURM_SUCCESS, "init");
 
 	/* Typeless: h200 is twice as fast and has 8 idle */
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	rc = _submit(&p, d, &err);
 	CHECK(rc == SLURM_SUCCESS, "rc %d", rc);
-	CHECK(d->tres_per_node && !strcmp(d->tres_per_node, "gres:gpu:h200:4"),
+	CHECK(d->tres_per_node && !strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"),
 	      "tres_per_node %s", d->tres_per_node);
 	CHECK(d->partition && !strcmp(d->partition, "h200"), "partition %s",
 	      d->partition);
@@ -565,24 +581,24 @@ static int _job_submit_mapping(void)
 	_free_desc(d);
 
 	/* --gpus=2 in partition a100: stays there, gets the type */
-	d = _desc("a100", NULL, "gres:gpu:2", 60);
+	d = _desc("a100", NULL, RLSCHED_TRES_GRES "gpu:2", 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_job, "gres:gpu:a100:2"), "tres_per_job %s",
+	CHECK(!strcmp(d->tres_per_job, RLSCHED_TRES_GRES "gpu:a100:2"), "tres_per_job %s",
 	      d->tres_per_job);
 	CHECK(!strcmp(d->partition, "a100"), "partition %s", d->partition);
 	_free_desc(d);
 
 	/* Any-of across GRES names (declared equivalent): a100 beats 910b */
-	d = _desc(NULL, "gres:gpu:a100|910b:2", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:a100|910b:2", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:a100:2"), "any-of: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:a100:2"), "any-of: %s",
 	      d->tres_per_node);
 	_free_desc(d);
 
 	/* Typed: left alone */
-	d = _desc(NULL, "gres:gpu:h200:2", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:h200:2", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:h200:2") && !d->partition &&
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:2") && !d->partition &&
 	      !d->admin_comment, "typed request changed");
 	_free_desc(d);
 
@@ -594,7 +610,7 @@ static int _job_submit_mapping(void)
 	_free_desc(d);
 
 	/* Impossible: rejected with a message for the user */
-	d = _desc(NULL, "gres:gpu:64", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:64", NULL, 60);
 	rc = _submit(&p, d, &err);
 	CHECK(rc == ESLURM_INVALID_GRES, "rc %d", rc);
 	CHECK(err && strstr(err, "no partition has 64 gpu"), "err_msg %s",
@@ -611,23 +627,24 @@ static int _job_submit_mapping(void)
 		stub_add_job(600 + i, JOB_PENDING, parts[1], now, 600, 8,
 			     "gpu", "a100", 8);
 	}
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	rc = _submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:npu:910b:4"), "cross-GRES: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "npu:910b:4"), "cross-GRES: %s",
 	      d->tres_per_node);
 	CHECK(!strcmp(d->partition, "npu"), "partition %s", d->partition);
 	_free_desc(d);
 
 	/* ... but not when the job names the GRES elsewhere */
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
-	d->cpus_per_tres = strdup("gres:gpu:8");
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
+	d->cpus_per_tres = strdup(RLSCHED_TRES_GRES "gpu:8");
 	rc = _submit(&p, d, &err);
-	CHECK(strstr(d->tres_per_node, "gres:gpu:"), "kept gpu: %s",
+	CHECK(strstr(d->tres_per_node, RLSCHED_TRES_GRES "gpu:"), "kept gpu: %s",
 	      d->tres_per_node);
 	free(d->cpus_per_tres);
 	_free_desc(d);
 
-	CHECK(p.modify(NULL, NULL, 0) == SLURM_SUCCESS, "job_modify");
+	CHECK(p.modify(NULL, NULL, 0 RLSCHED_JOB_MODIFY_ERR_MSG_ARG(NULL)) ==
+	      SLURM_SUCCESS, "job_modify");
 	_unload(&p);
 	CHECK(stub_log_count("jobs mapped") == 1, "fini counters");
 	CHECK(stub_log_count_level(LOG_LEVEL_ERROR, "") == 0,
@@ -644,8 +661,8 @@ static int _job_submit_burst(void)
 	plugin_t p;
 	job_desc_msg_t *d[4];
 	char *err = NULL;
-	const char *want[4] = { "gres:gpu:h200:8", "gres:gpu:h200:8",
-				"gres:gpu:h200:8", "gres:gpu:a100:8" };
+	const char *want[4] = { RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:h200:8",
+				RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:a100:8" };
 
 	_cluster();
 	_config(submit_config, 0644);
@@ -653,7 +670,7 @@ static int _job_submit_burst(void)
 		return 1;
 	p.init();
 	for (int i = 0; i < 4; i++) {
-		d[i] = _desc(NULL, "gres:gpu:8", NULL, 60);
+		d[i] = _desc(NULL, RLSCHED_TRES_GRES "gpu:8", NULL, 60);
 		CHECK(_submit(&p, d[i], &err) == SLURM_SUCCESS, "submit %d", i);
 		CHECK(!strcmp(d[i]->tres_per_node, want[i]), "job %d: %s, want %s",
 		      i, d[i]->tres_per_node, want[i]);
@@ -682,9 +699,9 @@ static int _job_submit_bad_config(void)
 	CHECK(stub_log_count("rlsched.yaml:2: placement.map_any_of must be true or false (got 'maybe')") == 1,
 	      "line-precise error");
 	for (int i = 0; i < 3; i++) {
-		d = _desc(NULL, "gres:gpu:4", NULL, 60);
+		d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 		CHECK(_submit(&p, d, &err) == SLURM_SUCCESS, "job passes");
-		CHECK(!strcmp(d->tres_per_node, "gres:gpu:4") && !d->partition,
+		CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:4") && !d->partition,
 		      "unchanged");
 		_free_desc(d);
 	}
@@ -692,9 +709,9 @@ static int _job_submit_bad_config(void)
 	      "logged once: %d", stub_log_count_level(LOG_LEVEL_ERROR, ""));
 	/* Fixed file: picked up at the next submit (no reconfig hook) */
 	_config(submit_config, 0644);
-	d = _desc(NULL, "gres:gpu:4", NULL, 60);
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	_submit(&p, d, &err);
-	CHECK(!strcmp(d->tres_per_node, "gres:gpu:h200:4"), "mapped after fix: %s",
+	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"), "mapped after fix: %s",
 	      d->tres_per_node);
 	_free_desc(d);
 	_unload(&p);
@@ -806,11 +823,32 @@ static job_record_t *_running(uint32_t id, slurmdb_qos_rec_t *qos,
 
 static uint32_t _prio(plugin_t *p, job_record_t *j)
 {
-	uint32_t prio = 0;
-	CHECK(p->get_data(j, PREEMPT_DATA_PRIO, &prio) == SLURM_SUCCESS,
-	      "PREEMPT_DATA_PRIO");
-	return prio;
+	return p->get_prio(j);
 }
+
+#if RLSCHED_PREEMPT_HAS_GET_DATA
+/* Before 25.05 slurmctld asks preempt_p_get_data(): the same answers as the
+ * getters (grace time last: it records the preemption) */
+static int _preempt_get_data(plugin_t *p, job_record_t *j,
+			     uint32_t want_grace)
+{
+	uint32_t prio = 0, grace = 0;
+	uint16_t mode = 0;
+	bool enabled = false;
+
+	CHECK(p->get_data(j, PREEMPT_DATA_ENABLED, &enabled) ==
+	      SLURM_SUCCESS && enabled, "PREEMPT_DATA_ENABLED");
+	CHECK(p->get_data(j, PREEMPT_DATA_MODE, &mode) == SLURM_SUCCESS &&
+	      mode == p->get_mode(j), "PREEMPT_DATA_MODE %u", mode);
+	CHECK(p->get_data(j, PREEMPT_DATA_PRIO, &prio) == SLURM_SUCCESS &&
+	      prio == p->get_prio(j), "PREEMPT_DATA_PRIO %u", prio);
+	CHECK(p->get_data(j, PREEMPT_DATA_GRACE_TIME, &grace) ==
+	      SLURM_SUCCESS && grace == want_grace,
+	      "PREEMPT_DATA_GRACE_TIME %u", grace);
+	CHECK(p->get_data(j, 99, &grace) == SLURM_ERROR, "unknown data type");
+	return 0;
+}
+#endif
 
 static int _preempt_victims(void)
 {
@@ -819,7 +857,6 @@ static int _preempt_victims(void)
 	job_record_t *ckpt, *ckpt_more_lost, *plain, *young, *urgent;
 	uint32_t grace = 0;
 	uint16_t mode = 0;
-	bool enabled = false;
 
 	_cluster();
 	_qos();
@@ -856,23 +893,23 @@ static int _preempt_victims(void)
 	CHECK(_prio(&p, ckpt) < _prio(&p, ckpt_more_lost),
 	      "victim order: %u >= %u", _prio(&p, ckpt),
 	      _prio(&p, ckpt_more_lost));
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_ENABLED, &enabled) == SLURM_SUCCESS &&
-	      enabled, "enabled");
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_MODE, &mode) == SLURM_SUCCESS &&
-	      mode == PREEMPT_MODE_REQUEUE, "mode %u", mode);
+	mode = p.get_mode(ckpt);
+	CHECK(mode == PREEMPT_MODE_REQUEUE, "mode %u", mode);
 
 	/* Slurm preempts it: grace = cost 90 + margin 20, logged, counted */
-	CHECK(p.get_data(ckpt, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
-	      grace == 110, "grace %u", grace);
+	grace = p.get_grace_time(ckpt);
+	CHECK(grace == 110, "grace %u", grace);
 	CHECK(stub_log_count(": grace 110 s, 600 s of run time since its last periodic checkpoint"),
 	      "preemption not logged");
 	/* The cap (1 per hour): not again once it runs again */
 	ckpt->start_time = now;
 	CHECK(!p.preemptable(ckpt, urgent), "preempted twice within the cap");
 	/* A QOS victim without a checkpoint gets its QOS's GraceTime */
-	CHECK(p.get_data(plain, PREEMPT_DATA_GRACE_TIME, &grace) == SLURM_SUCCESS &&
-	      grace == 15, "plain grace %u", grace);
-	CHECK(p.get_data(ckpt, 99, &grace) == SLURM_ERROR, "unknown data type");
+	grace = p.get_grace_time(plain);
+	CHECK(grace == 15, "plain grace %u", grace);
+#if RLSCHED_PREEMPT_HAS_GET_DATA
+	_preempt_get_data(&p, plain, 15);
+#endif
 	_unload(&p);
 	return 0;
 }

@@ -15,8 +15,8 @@
 
 /* ---- slurmctld globals ---- */
 WEAK slurm_conf_t slurm_conf;
-WEAK List job_list = NULL;
-WEAK List part_list = NULL;
+WEAK list_t *job_list = NULL;
+WEAK list_t *part_list = NULL;
 WEAK node_record_t **node_record_table_ptr = NULL;
 WEAK int node_record_count = 0;
 WEAK time_t last_node_update = 0;
@@ -33,12 +33,12 @@ struct listIterator {
 	int pos;
 };
 
-extern List stub_list_create(void)
+extern list_t *stub_list_create(void)
 {
 	return calloc(1, sizeof(struct xlist));
 }
 
-extern void stub_list_append(List l, void *item)
+extern void stub_list_append(list_t *l, void *item)
 {
 	if (l->count == l->cap) {
 		l->cap = l->cap ? 2 * l->cap : 16;
@@ -47,12 +47,12 @@ extern void stub_list_append(List l, void *item)
 	l->items[l->count++] = item;
 }
 
-extern void stub_list_clear(List l)
+extern void stub_list_clear(list_t *l)
 {
 	l->count = 0;
 }
 
-extern void stub_list_destroy(List l)
+extern void stub_list_destroy(list_t *l)
 {
 	if (!l)
 		return;
@@ -60,31 +60,31 @@ extern void stub_list_destroy(List l)
 	free(l);
 }
 
-WEAK int slurm_list_count(List l)
+WEAK int slurm_list_count(list_t *l)
 {
 	return l ? l->count : 0;
 }
 
-WEAK ListIterator slurm_list_iterator_create(List l)
+WEAK list_itr_t *slurm_list_iterator_create(list_t *l)
 {
-	ListIterator it = calloc(1, sizeof(*it));
+	list_itr_t *it = calloc(1, sizeof(*it));
 	it->list = l;
 	return it;
 }
 
-WEAK void *slurm_list_next(ListIterator it)
+WEAK void *slurm_list_next(list_itr_t *it)
 {
 	if (it->pos >= it->list->count)
 		return NULL;
 	return it->list->items[it->pos++];
 }
 
-WEAK void slurm_list_iterator_destroy(ListIterator it)
+WEAK void slurm_list_iterator_destroy(list_itr_t *it)
 {
 	free(it);
 }
 
-WEAK void *slurm_list_find_first_ro(List l, ListFindF f, void *key)
+WEAK void *slurm_list_find_first_ro(list_t *l, ListFindF f, void *key)
 {
 	for (int i = 0; l && (i < l->count); i++)
 		if (f(l->items[i], key))
@@ -375,7 +375,7 @@ extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
 				  uint64_t count)
 {
 	job_record_t *job_ptr = calloc(1, sizeof(*job_ptr));
-	struct job_details *details = calloc(1, sizeof(*details));
+	job_details_t *details = calloc(1, sizeof(*details));
 
 	job_ptr->job_id = job_id;
 	job_ptr->job_state = state;
@@ -386,7 +386,7 @@ extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
 	details->submit_time = submit;
 	details->min_cpus = cpus;
 	details->min_nodes = 1;
-	job_ptr->prio_factors = calloc(1, sizeof(priority_factors_object_t));
+	job_ptr->prio_factors = calloc(1, sizeof(priority_factors_t));
 	job_ptr->prio_factors->priority_age = (job_id % 10) * 100.0;
 	if (gres) {
 		gres_state_t *gs = calloc(1, sizeof(*gs));
@@ -422,7 +422,7 @@ extern void stub_job_set_running(job_record_t *job_ptr, int node,
 	job_ptr->job_resrcs = res;
 }
 
-static void _free_gres_list(List l, bool node)
+static void _free_gres_list(list_t *l, bool node)
 {
 	if (!l)
 		return;

@@ -10,11 +10,11 @@
 
 #include "slurm_compat.h"
 
-/* Lists (List is opaque to the plugins; this is the harness's own) */
-extern List stub_list_create(void);
-extern void stub_list_append(List l, void *item);
-extern void stub_list_clear(List l);
-extern void stub_list_destroy(List l);
+/* Lists (list_t is opaque to the plugins; this is the harness's own) */
+extern list_t *stub_list_create(void);
+extern void stub_list_append(list_t *l, void *item);
+extern void stub_list_clear(list_t *l);
+extern void stub_list_destroy(list_t *l);
 
 /* Bitmaps: b[0] = number of bits, then the bits */
 extern bitstr_t *stub_bit_alloc(int nbits);

@@ -39,11 +39,8 @@ std::vector<TresEntry> parse_tres(std::string_view text) {
     TresEntry e;
     e.text = std::string(raw);
     std::string_view s = trim(raw);
-    if (s.substr(0, 5) == "gres:") {
-      e.prefixed = true;
-      s.remove_prefix(5);
-    } else if (s.substr(0, 5) == "gres/") {  // "gres/gpu:4" appears in some API clients
-      e.prefixed = false;
+    if (s.substr(0, 5) == "gres:" || s.substr(0, 5) == "gres/") {
+      e.prefix = std::string(s.substr(0, 5));
       s.remove_prefix(5);
     }
     const std::vector<std::string_view> fields = split(s, ':');
@@ -79,7 +76,7 @@ std::vector<TresEntry> parse_tres(std::string_view text) {
 
 std::string format_entry(const TresEntry& e) {
   if (!e.gres) return e.text;
-  std::string out = e.prefixed ? "gres:" : "";
+  std::string out = e.prefix;
   out += e.name;
   if (!e.type.empty()) out += ":" + e.type;
   out += ":" + std::to_string(e.count);
