@@ -346,7 +346,7 @@ extern void rlsched_jobs_fill_partitions(rlsched_snapshot_t *snap,
 		      (int) need, sizeof(int32_t)))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		RLSCHED_LIST_ITR it;
+		list_itr_t *it;
 		part_record_t *part_ptr;
 		int32_t *first = snap->job_parts + used;
 		int count = 0;
