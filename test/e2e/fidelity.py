@@ -1,0 +1,477 @@
+"""Simulator fidelity on the real cluster: how closely `rlsched simulate` replays what slurmctld did.
+
+A seeded workload (CPU-only, typed GPU, NPU and multi-partition jobs; run times and time limits as users set them) is
+submitted at its arrival times to a lab cluster (test/e2e/lab.py: real slurmctld, slurmd, slurmdbd, MariaDB), stock
+multifactor + backfill or with site_factor/rlsched loaded, dumped with the sacct command of docs/sacct.md, and
+replayed by `rlsched simulate` on the same slurm.conf. The comparison is per job and in aggregate (docs/fidelity.md).
+
+    python3 test/e2e/fidelity.py run --mode stock --out build/fidelity/stock       # ~25 min of wall time
+    python3 test/e2e/fidelity.py run --mode site --out build/fidelity/site --plugin-dir build/release/plugin
+    python3 test/e2e/fidelity.py compare build/fidelity/stock                       # replay + report, seconds
+    python3 test/e2e/fidelity.py effect build/fidelity/stock build/fidelity/site   # the policy's effect, real/sim
+
+A run folder keeps what a replay needs (workload.json, sacct.txt, slurm.conf, gres.conf, rlsched.yaml and the model
+for site runs, run.json) so the simulator can be changed and replayed many times without the cluster.
+Only the Python standard library is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import csv
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_MODEL = REPO / "policy_models" / "default" / "policy.pt"
+LIMITS_MIN = (1, 2, 3, 5, 10, 15, 20, 30, 45, 60)  # time limits users pick, minutes
+
+
+# ---- workload ------------------------------------------------------------------------------------------------------
+@dataclass
+class WorkloadJob:
+    name: str
+    kind: str          # cpu, h200, a100, npu, multi-gpu, multi-cpu
+    offset: float      # seconds after the start of the run
+    partitions: str    # -p value ("" = the default partition)
+    cpus: int
+    gres: str          # --gres value ("" = none)
+    run: int           # seconds the job sleeps
+    limit_min: int     # -t value, minutes
+
+    def sbatch_args(self) -> list[str]:
+        args = ["-J", self.name, "-c", str(self.cpus), "-t", str(self.limit_min), "-o", "/dev/null"]
+        if self.partitions:
+            args += ["-p", self.partitions]
+        if self.gres:
+            args.append(f"--gres={self.gres}")
+        return args
+
+
+KINDS = (("cpu", 0.34), ("h200", 0.14), ("a100", 0.14), ("npu", 0.14), ("multi-gpu", 0.12), ("multi-cpu", 0.12))
+
+
+def generate(jobs: int = 200, seed: int = 1, run_range: tuple[int, int] = (20, 240), span: float = 1100.0) -> list[WorkloadJob]:
+    """A seeded workload: Poisson arrivals over about `span` seconds, log-uniform run times in run_range, and the
+    time limit a user would give (a round number of minutes, 1.2-5x the run time)."""
+    rng = random.Random(seed)
+    names, weights = zip(*KINDS)
+    out: list[WorkloadJob] = []
+    t = 0.0
+    lo, hi = run_range
+    for i in range(jobs):
+        kind = rng.choices(names, weights)[0]
+        run = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
+        wanted = run * rng.choice((1.2, 1.5, 2, 3, 5)) / 60
+        limit = next((m for m in LIMITS_MIN if m >= wanted), LIMITS_MIN[-1])
+        if kind == "cpu":
+            partitions, cpus, gres = "", rng.choices((1, 2, 4, 8), (6, 3, 2, 1))[0], ""
+        elif kind in ("h200", "a100"):
+            partitions, cpus, gres = kind, rng.choice((1, 2)), f"gpu:{kind}:{rng.choices((1, 2, 4), (5, 3, 2))[0]}"
+        elif kind == "npu":
+            partitions, cpus, gres = "npu", rng.choice((1, 2)), f"npu:{rng.choices((1, 2, 4, 8), (4, 3, 2, 1))[0]}"
+        elif kind == "multi-gpu":  # any GPU type, either GPU partition
+            partitions, cpus, gres = "h200,a100", rng.choice((1, 2)), f"gpu:{rng.choices((1, 2), (3, 1))[0]}"
+        else:  # multi-cpu: CPU work allowed on either accelerator partition
+            partitions, cpus, gres = "npu,a100", rng.choice((1, 2)), ""
+        out.append(WorkloadJob(f"fid-{i:03d}-{kind}", kind, round(t, 2), partitions, cpus, gres, run, limit))
+        t += rng.expovariate(jobs / span)
+    return out
+
+
+def save_workload(path: Path, workload: Sequence[WorkloadJob], meta: dict) -> None:
+    path.write_text(json.dumps({"meta": meta, "jobs": [asdict(j) for j in workload]}, indent=1) + "\n")
+
+
+def load_workload(path: Path) -> list[WorkloadJob]:
+    return [WorkloadJob(**j) for j in json.loads(path.read_text())["jobs"]]
+
+
+# ---- the real run --------------------------------------------------------------------------------------------------
+def _snapshot_priorities(lab, path: Path, stop: threading.Event, period: float = 5.0) -> None:
+    """Appends sprio of the pending jobs every `period` seconds (what slurmctld ranked by), one JSON line each."""
+    with path.open("a") as f:
+        while not stop.wait(period):
+            try:
+                rows = lab.sprio()
+            except Exception as e:  # noqa: BLE001 - a missed snapshot is not a failed run
+                rows = [{"error": str(e)}]
+            f.write(json.dumps({"t": time.time(), "sprio": rows}) + "\n")
+            f.flush()
+
+
+def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs: Sequence[str] = (),
+             model: Path = DEFAULT_MODEL, log=print, finish_timeout: float = 3600) -> dict:
+    """Starts a lab (mode 'stock', or 'site' with site_factor/rlsched in enforce mode serving `model`), submits the
+    workload at its arrival times, waits for every job to end, dumps it with docs/sacct.md's command and keeps, in
+    `out`, what a replay needs. Returns the run's record (also written to out/run.json)."""
+    from lab import Lab  # noqa: E402 - the lab needs root and Slurm; compare does not
+    import rlsched_plugins
+    out.mkdir(parents=True, exist_ok=True)
+    lab = Lab(plugin_dirs=plugin_dirs if mode == "site" else (), daemon_env=_openblas_env())
+    if mode == "site":
+        rlsched_plugins.find_plugins(plugin_dirs, (rlsched_plugins.SITE_FACTOR_SO,))
+        lab.etc.mkdir(parents=True, exist_ok=True)
+        installed = lab.root / "models" / "policy.pt"
+        installed.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(model, installed)
+        installed.chmod(0o600)
+        config = rlsched_plugins.write_config(lab.etc / "rlsched.yaml",
+                                              rlsched_plugins.rlsched_config(mode="enforce", model=installed))
+        lab.settings_override.update(rlsched_plugins.slurm_settings(config, site_factor=True, job_submit=False))
+        lab.settings_override["SlurmctldDebug"] = "debug"  # the plugin's per-cycle update line
+    record: dict = {"mode": mode, "jobs": len(workload)}
+    try:
+        lab.start()
+        log(f"lab up in {lab.timings['total']:.1f}s at {lab.root}")
+        stop = threading.Event()
+        snapshots = threading.Thread(target=_snapshot_priorities, args=(lab, out / "sprio.jsonl", stop), daemon=True)
+        (out / "sprio.jsonl").write_text("")
+        begin = int(time.time()) + 2
+        time.sleep(begin - time.time())
+        record["start_utc"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(begin))
+        snapshots.start()
+        ids: dict[str, int] = {}
+        late = 0.0
+        for job in sorted(workload, key=lambda j: j.offset):
+            delay = begin + job.offset - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                late = max(late, -delay)
+            ids[job.name] = lab.sbatch(*job.sbatch_args(), wrap=f"sleep {job.run}")
+        record["submitted_s"] = round(time.time() - begin, 1)
+        record["latest_submission_s"] = round(late, 2)
+        log(f"{len(ids)} jobs submitted in {record['submitted_s']}s (at most {late:.2f}s late)")
+
+        def finished() -> bool:
+            active = [r for r in lab.squeue(ids.values()) if r["state"] in ("PENDING", "RUNNING", "CONFIGURING",
+                                                                               "COMPLETING")]
+            return not active
+        lab.wait_for(finished, finish_timeout, "every workload job to end")
+        stop.set()
+        record["ended_s"] = round(time.time() - begin, 1)
+        lab.sacct_dump(out / "sacct.txt", starttime=record["start_utc"], expect=ids.values(), timeout=120)
+        for name in ("slurm.conf", "gres.conf", "rlsched.yaml"):
+            if (lab.etc / name).exists():
+                shutil.copyfile(lab.etc / name, out / name)
+        if mode == "site":
+            shutil.copyfile(lab.root / "models" / "policy.pt", out / "policy.pt")
+            updates = lab.log_lines(r"site_factor/rlsched: update scored")
+            record["site_updates"] = len(updates)
+            (out / "site_updates.log").write_text("\n".join(updates) + "\n")
+        record["job_ids"] = ids
+        log(f"all jobs ended {record['ended_s']}s after the start; dump in {out / 'sacct.txt'}")
+    finally:
+        lab.stop()
+    (out / "run.json").write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def _openblas_env() -> dict[str, str]:
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return {}
+    return {"OPENBLAS_CORETYPE": "SkylakeX"} if "avx512f" in flags else (
+        {"OPENBLAS_CORETYPE": "Haswell"} if "avx2" in flags else {})
+
+
+# ---- reading both sides --------------------------------------------------------------------------------------------
+def _epoch(stamp: str) -> int | None:
+    if not stamp or stamp in ("Unknown", "None"):
+        return None
+    return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
+
+
+@dataclass
+class Outcome:
+    id: str
+    submit: int
+    start: int | None
+    end: int | None
+    partition: str
+
+    @property
+    def wait(self) -> int | None:
+        return None if self.start is None else self.start - self.submit
+
+
+def read_real(dump: Path) -> dict[str, Outcome]:
+    """The jobs of a sacct dump (steps left out): id -> submit, start, end, the partition it ran in."""
+    lines = dump.read_text().splitlines()
+    header = lines[0].split("|")
+    out: dict[str, Outcome] = {}
+    for line in lines[1:]:
+        row = dict(zip(header, line.split("|")))
+        if "." in row["JobIDRaw"]:
+            continue
+        out[row["JobIDRaw"]] = Outcome(row["JobIDRaw"], _epoch(row["Submit"]), _epoch(row["Start"]),
+                                       _epoch(row["End"]), row["Partition"])
+    return out
+
+
+def replay_input(run: Path) -> Path:
+    """The dump as the simulator reads it, with one correction: sacct records a job submitted to several partitions
+    (-p npu,a100) under the partition it ran in, so the partitions it was submitted to are put back from the
+    workload (matched by job name). Everything else is the dump as sacct wrote it."""
+    workload = {j.name: j for j in load_workload(run / "workload.json")}
+    lines = (run / "sacct.txt").read_text().splitlines()
+    header = lines[0].split("|")
+    name_at, part_at = header.index("JobName"), header.index("Partition")
+    fixed = [lines[0]]
+    for line in lines[1:]:
+        fields = line.split("|")
+        job = workload.get(fields[name_at])
+        if job is not None and "," in job.partitions:
+            fields[part_at] = job.partitions
+        fixed.append("|".join(fields))
+    path = run / "replay.txt"
+    path.write_text("\n".join(fixed) + "\n")
+    return path
+
+
+def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[str, Outcome], Path]:
+    """Replays the run with `rlsched simulate` on its slurm.conf; returns the simulated outcomes by job id."""
+    record = json.loads((run / "run.json").read_text())
+    policy = "multifactor" if record["mode"] == "stock" else f"model:{run / 'policy.pt'}"
+    csv_path = run / "sim.csv"
+    cmd = [str(rlsched), "simulate", "--trace", str(replay_input(run)), "--cluster", str(run / "slurm.conf"),
+           "--policy", policy, "--outcomes", str(csv_path), "--json", str(run / "sim.json"), *extra]
+    if record["mode"] == "site" and "--config" in _simulate_help(rlsched):
+        cmd += ["--config", str(run / "rlsched.yaml")]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if cp.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({cp.returncode}):\n{cp.stdout}\n{cp.stderr}")
+    out: dict[str, Outcome] = {}
+    with csv_path.open() as f:
+        for row in csv.DictReader(f):
+            out[row["id"]] = Outcome(row["id"], int(row["submit"]), int(row["start"]) if row["start"] else None,
+                                     int(row["end"]) if row["end"] else None, row["partition"])
+    return out, csv_path
+
+
+_help_cache: dict[str, str] = {}
+
+
+def _simulate_help(rlsched: Path) -> str:
+    if str(rlsched) not in _help_cache:
+        cp = subprocess.run([str(rlsched), "simulate", "--help"], capture_output=True, text=True, timeout=60)
+        _help_cache[str(rlsched)] = cp.stdout
+    return _help_cache[str(rlsched)]
+
+
+# ---- statistics ----------------------------------------------------------------------------------------------------
+def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+    n = len(x)
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float("nan")
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """Ranks from 1, ties sharing their average rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+    return pearson(ranks(x), ranks(y))
+
+
+def pair_order_share(real: Sequence[float], sim: Sequence[float]) -> float:
+    """Share of job pairs started in the same order: 1 when both say the same (a tie counts as an order, 'together'),
+    0.5 when one has them together and the other not, 0 when the orders are opposite."""
+    agree, pairs = 0.0, 0
+    n = len(real)
+    for i in range(n):
+        for j in range(i + 1, n):
+            a = (real[i] > real[j]) - (real[i] < real[j])
+            b = (sim[i] > sim[j]) - (sim[i] < sim[j])
+            agree += 1.0 if a == b else (0.5 if a == 0 or b == 0 else 0.0)
+            pairs += 1
+    return agree / pairs if pairs else float("nan")
+
+
+# ---- comparison ----------------------------------------------------------------------------------------------------
+def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) -> dict:
+    """Real against simulated, per job and in aggregate; the `top` biggest wait disagreements with what differed."""
+    real = read_real(run / "sacct.txt")
+    sim, _ = simulate(run, rlsched, extra)
+    workload = {j.name: j for j in load_workload(run / "workload.json")}
+    names = {str(v): k for k, v in json.loads((run / "run.json").read_text())["job_ids"].items()}
+    cluster_cpus = _cluster_cpus(run / "slurm.conf")
+    ids = [i for i in real if i in sim and real[i].start is not None and sim[i].start is not None]
+    missing = sorted(set(real) - set(ids), key=int)
+    rw = [real[i].wait for i in ids]
+    sw = [sim[i].wait for i in ids]
+    rs = [real[i].start for i in ids]
+    ss = [sim[i].start for i in ids]
+
+    def makespan(side: dict[str, Outcome]) -> int:
+        return max(side[i].end for i in ids) - min(side[i].submit for i in ids)
+
+    def utilisation(side: dict[str, Outcome]) -> float:
+        used = sum(workload[names[i]].cpus * (side[i].end - side[i].start) for i in ids if i in names)
+        return used / (cluster_cpus * makespan(side))
+
+    report = {
+        "run": str(run), "mode": json.loads((run / "run.json").read_text())["mode"], "jobs": len(ids),
+        "missing": missing,
+        "pair_order_share": pair_order_share(rs, ss),
+        "spearman_wait": spearman(rw, sw),
+        "pearson_wait": pearson(rw, sw),
+        "mean_abs_wait_error_s": sum(abs(a - b) for a, b in zip(rw, sw)) / len(ids),
+        "mean_wait_real_s": sum(rw) / len(ids),
+        "mean_wait_sim_s": sum(sw) / len(ids),
+        "makespan_real_s": makespan(real), "makespan_sim_s": makespan(sim),
+        "cpu_utilisation_real": utilisation(real), "cpu_utilisation_sim": utilisation(sim),
+        "partition_agreement": sum(real[i].partition == sim[i].partition for i in ids) / len(ids),
+    }
+    report["mean_wait_ratio"] = report["mean_wait_sim_s"] / report["mean_wait_real_s"] if report[
+        "mean_wait_real_s"] else float("nan")
+    by_kind: dict[str, list[tuple[int, int]]] = {}
+    for i in ids:
+        kind = workload[names[i]].kind if i in names else "?"
+        by_kind.setdefault(kind, []).append((real[i].wait, sim[i].wait))
+    report["by_kind"] = {k: {"jobs": len(v), "mean_wait_real_s": sum(a for a, _ in v) / len(v),
+                             "mean_wait_sim_s": sum(b for _, b in v) / len(v)} for k, v in sorted(by_kind.items())}
+    rows = []
+    for i in sorted(ids, key=lambda i: -abs(real[i].wait - sim[i].wait))[:top]:
+        j = workload.get(names.get(i, ""))
+        # Jobs started before this one in one run and after it in the other: who overtook whom.
+        ahead_sim = sum(1 for k in ids if sim[k].start < sim[i].start and real[k].start > real[i].start)
+        ahead_real = sum(1 for k in ids if real[k].start < real[i].start and sim[k].start > sim[i].start)
+        rows.append({"id": i, "name": j.name if j else "?", "kind": j.kind if j else "?",
+                     "cpus": j.cpus if j else 0, "gres": j.gres if j else "", "run": j.run if j else 0,
+                     "limit_min": j.limit_min if j else 0, "partition_real": real[i].partition,
+                     "partition_sim": sim[i].partition, "wait_real": real[i].wait, "wait_sim": sim[i].wait,
+                     "ahead_only_in_sim": ahead_sim, "ahead_only_in_real": ahead_real})
+    report["biggest_disagreements"] = rows
+    return report
+
+
+def _cluster_cpus(conf: Path) -> int:
+    total = 0
+    for line in conf.read_text().splitlines():
+        if line.startswith("NodeName="):
+            for word in line.split():
+                if word.startswith("CPUs="):
+                    total += int(word[5:])
+    return total
+
+
+def print_report(r: dict) -> None:
+    print(f"{r['run']} ({r['mode']}): {r['jobs']} jobs compared"
+          + (f", {len(r['missing'])} not (never started on one side): {', '.join(r['missing'])}" if r["missing"] else ""))
+    table = [("pairs started in the same order", f"{r['pair_order_share']:.3f}"),
+             ("Spearman of waits", f"{r['spearman_wait']:.3f}"),
+             ("Pearson of waits", f"{r['pearson_wait']:.3f}"),
+             ("mean absolute wait error (s)", f"{r['mean_abs_wait_error_s']:.1f}"),
+             ("mean wait real / sim (s)", f"{r['mean_wait_real_s']:.1f} / {r['mean_wait_sim_s']:.1f} "
+                                          f"(x{r['mean_wait_ratio']:.2f})"),
+             ("makespan real / sim (s)", f"{r['makespan_real_s']} / {r['makespan_sim_s']}"),
+             ("CPU utilisation real / sim", f"{r['cpu_utilisation_real']:.2f} / {r['cpu_utilisation_sim']:.2f}"),
+             ("same partition", f"{r['partition_agreement']:.3f}")]
+    width = max(len(a) for a, _ in table)
+    for a, b in table:
+        print(f"  {a:<{width}}  {b}")
+    print("  mean wait by kind (real / sim, s):")
+    for k, v in r["by_kind"].items():
+        print(f"    {k:<10} {v['jobs']:>4} jobs  {v['mean_wait_real_s']:7.1f} / {v['mean_wait_sim_s']:7.1f}")
+    print("  biggest disagreements:")
+    print("    id     name              cpus gres          run lim  part real/sim    wait real/sim  overtaken by "
+          "(sim only / real only)")
+    for d in r["biggest_disagreements"]:
+        print(f"    {d['id']:<6} {d['name']:<17} {d['cpus']:>4} {d['gres'] or '-':<12} {d['run']:>4} {d['limit_min']:>3}  "
+              f"{d['partition_real']:>5}/{d['partition_sim']:<8} {d['wait_real']:>6}/{d['wait_sim']:<6}  "
+              f"{d['ahead_only_in_sim']:>3} / {d['ahead_only_in_real']}")
+
+
+def effect(stock: dict, site: dict) -> dict:
+    """The learned policy's effect on mean wait, real and simulated: (site - stock) / stock."""
+    real = (site["mean_wait_real_s"] - stock["mean_wait_real_s"]) / stock["mean_wait_real_s"]
+    sim = (site["mean_wait_sim_s"] - stock["mean_wait_sim_s"]) / stock["mean_wait_sim_s"]
+    return {"real": real, "sim": sim, "sim_over_real": sim / real if real else float("nan")}
+
+
+# ---- command line --------------------------------------------------------------------------------------------------
+def _rlsched(path: str | None) -> Path:
+    p = Path(path or os.environ.get("RLSCHED_CLI", REPO / "build/release/tools/rlsched"))
+    if not os.access(p, os.X_OK):
+        sys.exit(f"rlsched not found at {p}: build it or pass --rlsched")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a seeded workload on a lab cluster and keep its dump")
+    run.add_argument("--mode", choices=("stock", "site"), default="stock")
+    run.add_argument("--out", type=Path, required=True)
+    run.add_argument("--jobs", type=int, default=200)
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--run-times", default="20-240", help="LO-HI seconds")
+    run.add_argument("--span", type=float, default=1100, help="arrivals spread over about this many seconds")
+    run.add_argument("--plugin-dir", action="append", default=[], help="folder with site_factor_rlsched.so")
+    run.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    for name in ("compare", "effect"):
+        p = sub.add_parser(name, help="replay run folder(s) with rlsched simulate and compare with the real run"
+                           if name == "compare" else "compare a stock and a site run: the policy's effect")
+        p.add_argument("runs", type=Path, nargs="+")
+        p.add_argument("--rlsched")
+        p.add_argument("--json", type=Path, help="write the reports as JSON here")
+        p.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
+    args = ap.parse_args(argv)
+    if args.command == "run":
+        lo, hi = (int(x) for x in args.run_times.split("-"))
+        workload = generate(args.jobs, args.seed, (lo, hi), args.span)
+        args.out.mkdir(parents=True, exist_ok=True)
+        save_workload(args.out / "workload.json", workload, {"jobs": args.jobs, "seed": args.seed,
+                                                             "run_times": [lo, hi], "span": args.span})
+        run_real(args.out, workload, args.mode, args.plugin_dir, args.model.resolve())
+        return 0
+    cli = _rlsched(args.rlsched)
+    reports = [compare(r, cli, args.sim_arg) for r in args.runs]
+    for r in reports:
+        print_report(r)
+    result: dict = {"reports": reports}
+    if args.command == "effect":
+        if len(reports) != 2:
+            sys.exit("effect takes two run folders: stock, then site")
+        result["effect"] = effect(reports[0], reports[1])
+        e = result["effect"]
+        print(f"learned policy's effect on mean wait: real {e['real']:+.1%}, simulated {e['sim']:+.1%} "
+              f"(sim/real {e['sim_over_real']:.2f})")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
