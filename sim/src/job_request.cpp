@@ -19,7 +19,7 @@ bool demand_fits_idle(const Topology& topology, const FreeState& idle, int p, co
   if (demand.nodes == 0) {  // spread CPUs: only the partition's total matters (and memory per node)
     long long cpus = 0;
     for (int n : topology.partition_nodes[p])
-      if (demand.mem_per_node <= 0 || topology.mem[n] >= demand.mem_per_node) cpus += topology.cpus[n];
+      if (topology.mem[n] == 0 || topology.mem[n] >= demand.mem_per_node) cpus += topology.cpus[n];
     return cpus >= demand.cpus;
   }
   Allocation scratch;

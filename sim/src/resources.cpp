@@ -96,16 +96,17 @@ bool find_allocation(const Topology& topo, const FreeState& free, const FreeStat
                      const Demand& demand, Allocation& out) {
   out.clear();
   const std::vector<int>& nodes = topo.partition_nodes[partition];
-  const bool mem_tracked = demand.mem_per_node > 0;
+  // Memory binds only on nodes that track it (mem 0: not tracked, e.g. SelectTypeParameters=CR_Core).
+  const auto mem_of = [&](int n) -> std::int64_t { return topo.mem[n] > 0 ? demand.mem_per_node : 0; };
   if (demand.nodes == 0) {
     // Spread CPUs first-fit over nodes, as cons_tres does for a job with only a task count.
     int remaining = demand.cpus;
     for (int n : nodes) {
       if (!free.up[n]) continue;
       const NodeRoom r = room(topo, free, bound, n, -1);
-      if (r.cpus <= 0 || (mem_tracked && r.mem < demand.mem_per_node)) continue;
+      if (r.cpus <= 0 || r.mem < mem_of(n)) continue;
       const int take = std::min(r.cpus, remaining);
-      out.push_back(Grant{n, take, mem_tracked ? demand.mem_per_node : 0, -1, 0});
+      out.push_back(Grant{n, take, mem_of(n), -1, 0});
       remaining -= take;
       if (remaining == 0) return true;
     }
@@ -115,9 +116,9 @@ bool find_allocation(const Topology& topo, const FreeState& free, const FreeStat
   for (int n : nodes) {
     if (!free.up[n]) continue;
     const NodeRoom r = room(topo, free, bound, n, demand.type);
-    if (r.cpus < demand.cpus_per_node || (mem_tracked && r.mem < demand.mem_per_node)) continue;
+    if (r.cpus < demand.cpus_per_node || r.mem < mem_of(n)) continue;
     if (demand.type >= 0 && r.accel < demand.accel_per_node) continue;
-    out.push_back(Grant{n, demand.cpus_per_node, demand.mem_per_node, demand.type >= 0 ? r.slot : -1,
+    out.push_back(Grant{n, demand.cpus_per_node, mem_of(n), demand.type >= 0 ? r.slot : -1,
                         demand.type >= 0 ? demand.accel_per_node : 0});
     if (static_cast<int>(out.size()) == demand.nodes) return true;
   }

@@ -71,7 +71,7 @@ TEST_CASE("read_slurm_conf reads the lab recipe's slurm.conf and gres.conf") {
   for (const auto& n : c.nodes) {
     INFO(n.name);
     CHECK(n.cpus == 8);
-    CHECK(n.mem_mb == 8000);
+    CHECK(n.mem_mb == 0);  // RealMemory=8000, but SelectTypeParameters=CR_Core allocates no memory
   }
   CHECK(same_gres(c.nodes[0].gres, {{"gpu", "h200", 4}}));
   CHECK(same_gres(c.nodes[1].gres, {{"gpu", "a100", 4}}));
@@ -99,6 +99,31 @@ TEST_CASE("read_slurm_conf reads the lab recipe's slurm.conf and gres.conf") {
   CHECK(c.priority.calc_period == 60);             // PriorityCalcPeriod=1 is minutes
   CHECK(c.priority.decay_half_life == 7 * 86400);  // Slurm's default
   CHECK(c.qos.empty());                            // QOS live in slurmdbd
+}
+
+TEST_CASE("read_slurm_conf keeps memory only where SelectTypeParameters makes it consumable") {
+  const std::string dir = temp_dir("memory");
+  // (SelectType line, SelectTypeParameters line, RealMemory the simulator allocates): slurm.conf(5) 22.05 says
+  // cons_res/cons_tres default to CR_Core_Memory and select/linear tracks memory only with CR_Memory.
+  const std::vector<std::tuple<std::string, std::string, long long>> cases = {
+      {"SelectType=select/cons_tres\n", "SelectTypeParameters=CR_Core\n", 0},
+      {"SelectType=select/cons_tres\n", "SelectTypeParameters=CR_CPU\n", 0},
+      {"SelectType=select/cons_tres\n", "SelectTypeParameters=CR_Core_Memory\n", 8000},
+      {"SelectType=select/cons_res\n", "SelectTypeParameters=cr_socket_memory\n", 8000},
+      {"SelectType=select/cons_tres\n", "", 8000},
+      {"", "", 8000},
+      {"SelectType=select/linear\n", "", 0},
+      {"SelectType=select/linear\n", "SelectTypeParameters=CR_Memory\n", 8000},
+  };
+  for (const auto& [type, parameters, memory] : cases) {
+    INFO(type << parameters);
+    const std::string conf = write(dir + "/slurm.conf", type + parameters +
+                                                           "NodeName=n[1-2] CPUs=8 RealMemory=8000\n"
+                                                           "PartitionName=p Nodes=ALL Default=YES\n");
+    auto cluster = read_slurm_conf(conf, "");
+    REQUIRE(cluster.ok());
+    for (const auto& n : cluster->nodes) CHECK(n.mem_mb == memory);
+  }
 }
 
 TEST_CASE("read_slurm_conf handles defaults, continuations, topology, nodesets and gres.conf types") {

@@ -265,6 +265,8 @@ class SlurmConfReader {
     if (s.ok() && !gres_path_.empty()) s = merge_gres_conf();
     if (s.ok()) s = resolve_partitions();
     if (!s.ok()) return s;
+    if (!memory_consumable())
+      for (Node& node : cluster_.nodes) node.mem_mb = 0;  // RealMemory is there, but nothing allocates it
     add_implicit_types(cluster_);
     if (Status v = validate(cluster_); !v.ok()) return Status::InvalidInput(fmt::format("{}: {}", path_, v.message()));
     return std::move(cluster_);
@@ -359,6 +361,8 @@ class SlurmConfReader {
         if (t.key == key) s = get_duration(where, t, *field);
       if (t.key == "priorityfavorsmall") s = get_bool(where, t, w.favor_small);
       if (t.key == "clustername") cluster_.name = t.value;
+      if (t.key == "selecttype") select_type_ = to_lower(t.value);
+      if (t.key == "selecttypeparameters") select_parameters_ = to_lower(t.value);
       if (t.key == "grestypes") {
         gres_types_line_ = line.line;
         gres_types_.clear();
@@ -369,6 +373,14 @@ class SlurmConfReader {
       if (!s.ok()) return s;
     }
     return Status::Ok();
+  }
+
+  // Whether select/cons_tres (or cons_res, linear) allocates memory: only with a CR_*Memory parameter, which is
+  // also cons_res/cons_tres's default when SelectTypeParameters is absent (slurm.conf(5), 22.05). Under CR_Core the
+  // mem= of every job's ReqTRES is recorded but never binds.
+  bool memory_consumable() const {
+    if (select_parameters_) return select_parameters_->find("memory") != std::string::npos;
+    return select_type_.find("linear") == std::string::npos;
   }
 
   // slurmctld refuses a node whose Gres= names a GRES missing from GresTypes; so does this reader.
@@ -573,6 +585,8 @@ class SlurmConfReader {
   std::vector<NodeSet> nodesets_;
   std::set<std::string> gres_types_;
   int gres_types_line_ = 0;
+  std::string select_type_;                       // lower case; empty: Slurm's default (select/cons_tres)
+  std::optional<std::string> select_parameters_;  // lower case, as written
 };
 
 }  // namespace
