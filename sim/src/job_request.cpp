@@ -66,7 +66,11 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
   JobRequest r;
   r.user = user;
   r.limit = job.time_limit > 0 ? job.time_limit : std::max<Seconds>(job.run_time, 1);
-  r.job_size_factor = std::min(1.0, job.cpus / static_cast<double>(std::max(topology.total_cpus, 1)));
+  // priority/multifactor 22.05 without PriorityFlags=SMALL_RELATIVE_TO_TIME: the mean of the job's share of the
+  // cluster's nodes (its minimum node count) and of its CPUs; 1 minus that with PriorityFavorSmall.
+  const double node_share = std::max(job.nodes, 1) / static_cast<double>(std::max(topology.node_count(), 1));
+  const double cpu_share = std::max(job.cpus, 1) / static_cast<double>(std::max(topology.total_cpus, 1));
+  r.job_size_factor = std::clamp((node_share + cpu_share) / 2, 0.0, 1.0);
   if (cluster.priority.favor_small) r.job_size_factor = 1.0 - r.job_size_factor;
 
   // Partitions: the ones asked for, or the default one.

@@ -1,6 +1,7 @@
 #include "slurm_sim.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
@@ -699,8 +700,13 @@ double SlurmSim::priority_of(const PendingJob& view, double score) const {
   if (!multifactor_) return score;
   const PriorityWeights& w = cluster_.priority;
   const double site = static_cast<double>(site_factor_of(score, sorted_scores_, w.site_scale()));
-  return w.age * view.age_factor + w.fairshare * view.fairshare_factor + w.job_size * view.job_size_factor +
-         w.partition * view.partition_factor + w.qos * view.qos_factor + site;
+  // slurmctld keeps priorities as whole numbers (job_record_t::priority is uint32_t, 0 is reserved for held jobs;
+  // the site factor is already the plugin's floor(score_scale * share)): jobs a fraction of a point apart tie, and
+  // ties go by submit time, then job id.
+  const double slurm = w.age * view.age_factor + w.fairshare * view.fairshare_factor +
+                       w.job_size * view.job_size_factor + w.partition * view.partition_factor +
+                       w.qos * view.qos_factor + site;
+  return std::max(1.0, std::floor(slurm));
 }
 
 /// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.

@@ -46,3 +46,46 @@ TEST_CASE("memory binds only on nodes that track it") {
     CHECK(r.outcomes[1].start == 100);
   }
 }
+
+TEST_CASE("the job size factor is the mean of the node and CPU shares, as priority/multifactor 22.05 has it") {
+  // Three 8-CPU nodes (the lab's shape): factor = (1/3 + cpus/24) / 2, so 1 CPU: 0.1875, 2 CPUs: 0.2083 (sprio's
+  // 19 and 21 with weight 100; a CPU share alone would give 4 and 8). Age weight 1000 over 86400 s.
+  Cluster c = Cluster::Homogeneous(3, 8);
+  c.priority = PriorityWeights{};
+  c.priority.age = 1000;
+  c.priority.max_age = 86400;
+  c.priority.job_size = 100;
+  c.priority.calc_period = 10;
+  // Blockers A (22 CPUs until 1000) and B (2 CPUs until 400) fill the cluster. X (1 CPU, submitted at 1) and
+  // Y (2 CPUs, at 301) compete for B's 2 CPUs at t = 400, priorities last computed at the tick of t = 400:
+  //   X: 100 x 0.1875 + 1000 x 399 / 86400 = 18.75 + 4.62 = 23.37 -> 23
+  //   Y: 100 x 0.2083 + 1000 x  99 / 86400 = 20.83 + 1.15 = 21.98 -> 21
+  // so X starts at 400 and Y, which no longer fits, when X's CPU frees at 450. (With the CPU share alone, Y's
+  // 8.33 + 1.15 would beat X's 4.17 + 4.62: Y at 400, X at 450.)
+  std::vector<Job> jobs = {cpu_job(1, 0, 1000, 22), cpu_job(2, 0, 400, 2), cpu_job(3, 1, 50, 1),
+                           cpu_job(4, 301, 50, 2)};
+  SimConfig config;
+  config.backfill = Backfill::kNone;
+  const auto r = run(c, jobs, "multifactor", config);
+  CHECK(r.outcomes[2].start == 400);
+  CHECK(r.outcomes[3].start == 450);
+}
+
+TEST_CASE("priorities are whole numbers: a fraction of a point does not beat an earlier submit") {
+  // One 200-CPU node, job size weight 100 only: factor = (1/1 + cpus/200) / 2, so 1 CPU: 50.25 -> 50 and
+  // 3 CPUs: 50.75 -> 50, a tie that the earlier submit wins. Blockers A (197 CPUs until 1000) and B (3 CPUs until
+  // 100); X (1 CPU, submitted at 1, runs 50) and Y (3 CPUs, at 2) compete for B's 3 CPUs at t = 100: X starts
+  // then, Y (3) no longer fits and starts when X ends at 150. Unrounded, Y's 50.75 would go first (Y at 100, X at
+  // 150, when Y's 50 s end).
+  Cluster c = Cluster::Homogeneous(1, 200);
+  c.priority = PriorityWeights{};
+  c.priority.job_size = 100;
+  c.priority.calc_period = 10;
+  std::vector<Job> jobs = {cpu_job(1, 0, 1000, 197), cpu_job(2, 0, 100, 3), cpu_job(3, 1, 50, 1),
+                           cpu_job(4, 2, 50, 3)};
+  SimConfig config;
+  config.backfill = Backfill::kNone;
+  const auto r = run(c, jobs, "multifactor", config);
+  CHECK(r.outcomes[2].start == 100);
+  CHECK(r.outcomes[3].start == 150);
+}
