@@ -10,7 +10,14 @@
 namespace rlsched::sim {
 
 const char* to_string(Protocol protocol) { return protocol == Protocol::kFull ? "full" : "rlscheduler"; }
-const char* to_string(Backfill backfill) { return backfill == Backfill::kEasy ? "easy" : "none"; }
+const char* to_string(Backfill backfill) {
+  switch (backfill) {
+    case Backfill::kEasy: return "easy";
+    case Backfill::kSlurm: return "slurm";
+    case Backfill::kNone: return "none";
+  }
+  return "?";
+}
 
 Result<Protocol> parse_protocol(const std::string& text) {
   if (text == "full") return Protocol::kFull;
@@ -21,7 +28,8 @@ Result<Protocol> parse_protocol(const std::string& text) {
 Result<Backfill> parse_backfill(const std::string& text) {
   if (text == "easy") return Backfill::kEasy;
   if (text == "none") return Backfill::kNone;
-  return Status::InvalidInput(fmt::format("unknown backfill '{}' (known: easy, none)", text));
+  if (text == "slurm") return Backfill::kSlurm;
+  return Status::InvalidInput(fmt::format("unknown backfill '{}' (known: easy, slurm, none)", text));
 }
 
 Result<Cluster> implied_cluster(const Workload& workload) {

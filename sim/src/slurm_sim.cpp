@@ -113,6 +113,7 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   if (!arrival_order_.empty()) {
     last_charge_ = jobs[arrival_order_.front()].submit;
     next_tick_ = last_charge_ + std::max<Seconds>(cluster.priority.calc_period, 1);
+    next_backfill_ = last_charge_;
   }
 }
 
@@ -136,8 +137,14 @@ SimResult SlurmSim::run() {
       only_arrivals_ = false;
     }
     if (ticks_ && pending_count_ > 0 && now >= next_tick_) update_priorities(now);
-    if (dirty_) {
-      schedule(now);
+    if (next_backfill_ < now) {
+      const Seconds interval = std::max<Seconds>(cluster_.backfill.interval, 1);
+      next_backfill_ += (now - next_backfill_ + interval - 1) / interval * interval;
+    }
+    const bool cycle = config_.backfill == Backfill::kSlurm && pending_count_ > 0 && now == next_backfill_;
+    if (dirty_ || cycle) {
+      if (dirty_) schedule(now);
+      if (cycle) backfill_cycle(now);
       measure_fragmentation();
 #ifndef NDEBUG
       check_invariants();
@@ -189,6 +196,9 @@ Seconds SlurmSim::next_event_time() {
     if (t != kNever || pending_count_ > 0) t = std::min(t, failure_events_[next_failure_].first);
   }
   if (ticks_ && pending_count_ > 0) t = std::min(t, std::max(next_tick_, last_event_));
+  // The backfill thread wakes every bf_interval whether or not anything changed (run() keeps next_backfill_ on
+  // that grid, at or after the last event).
+  if (config_.backfill == Backfill::kSlurm && pending_count_ > 0) t = std::min(t, next_backfill_);
   if (t != kNever) last_event_ = t;
   return t;
 }
@@ -312,8 +322,10 @@ void SlurmSim::schedule(Seconds now) {
       if (top_blocked_[p] >= 0) continue;
       top_blocked_[p] = job;
       ++blocked;
+      remove_nodes(p);
     }
   }
+  masking_ = false;
   reservations_.clear();
   if (config_.backfill == Backfill::kEasy && blocked > 0) backfill(now);
   if (pending_.size() > 2 * pending_count_ + 64) compact_pending();
@@ -342,7 +354,7 @@ bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* 
   const JobRequest& r = requests_[job];
   if (partition_free_cpus_[p] < j.cpus) return false;
   const Seconds ends = now + r.limit;
-  const FreeState* bound = nullptr;
+  const FreeState* bound = reservations == nullptr && masking_ ? &main_mask_ : nullptr;
   if (reservations != nullptr) {
     for (const Reservation& res : *reservations) {
       if (ends <= res.start) continue;

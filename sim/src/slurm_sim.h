@@ -86,6 +86,13 @@ class SlurmSim {
     FreeState extra;           ///< per node: free at `start` minus the reserved job's allocation
   };
 
+  /// A reservation of Backfill::kSlurm: these whole nodes are kept for a pending job over [start, end).
+  struct NodeReservation {
+    Seconds start = 0;
+    Seconds end = 0;
+    std::vector<int> nodes;
+  };
+
   // Events.
   Seconds next_event_time();
   void complete_due(Seconds now);
@@ -105,6 +112,15 @@ class SlurmSim {
   bool backfill_one(int job, Seconds now);
   bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
   bool reserve(int job, Seconds now, Reservation& out);
+  // Backfill::kSlurm (slurm_backfill.cpp).
+  void backfill_cycle(Seconds now);
+  /// Starts `job` on partition `p` now, or reserves whole nodes for it where it can start first.
+  /// \return true when it started.
+  bool plan(int job, int p, Seconds now);
+  /// bf_mask_: unlimited on every node but those reserved over any part of [from, to], which have nothing.
+  void mask_reserved(Seconds from, Seconds to);
+  /// The main pass's fail_by_part: nodes of partition `p` take no more jobs until the pass ends.
+  void remove_nodes(int p);
   /// Starts `job` on the allocation in scratch_.
   void start(int job, int partition, const Demand& demand, Seconds now, bool backfilled);
   void notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start = 0);
@@ -236,6 +252,11 @@ class SlurmSim {
   std::vector<int> top_blocked_;  // per partition: its highest-priority job that could not start, -1 if none
   std::vector<Reservation> reservations_;
   FragmentationMeter fragmentation_;
+  FreeState main_mask_;  // the main pass's nodes left (unlimited) and removed (nothing); used once masking_
+  bool masking_ = false;
+  std::vector<NodeReservation> planned_;  // Backfill::kSlurm: this cycle's reservations
+  FreeState bf_mask_;
+  Seconds next_backfill_ = 0;             // Backfill::kSlurm: when the next cycle runs
 };
 
 }  // namespace rlsched::sim

@@ -405,3 +405,23 @@ TEST_CASE("slurm_conf_examples: cluster.yaml and slurm.conf + gres.conf describe
   CHECK(with_speeds->find_type("h200", "gpu")->speed_for("ResNet-50") == 2.6);
   CHECK(with_speeds->find_type("910b", "npu")->speed == 0.8);
 }
+
+TEST_CASE("read_slurm_conf reads sched/backfill's bf_interval, bf_resolution and bf_max_job_test") {
+  const std::string dir = temp_dir("backfill");
+  const std::string nodes = "NodeName=n1 CPUs=8\nPartitionName=p Nodes=ALL Default=YES\n";
+  auto defaults = read_slurm_conf(write(dir + "/slurm.conf", nodes), "");
+  REQUIRE(defaults.ok());
+  CHECK(defaults->backfill.interval == 30);  // slurm.conf(5) 22.05 defaults
+  CHECK(defaults->backfill.resolution == 60);
+  CHECK(defaults->backfill.max_job_test == 500);
+  auto lab = read_slurm_conf(
+      write(dir + "/slurm.conf", "SchedulerParameters=bf_continue,bf_interval=5,BF_RESOLUTION=1,bf_max_job_test=100\n" + nodes),
+      "");
+  REQUIRE(lab.ok());
+  CHECK(lab->backfill.interval == 5);
+  CHECK(lab->backfill.resolution == 1);
+  CHECK(lab->backfill.max_job_test == 100);
+  auto bad = read_slurm_conf(write(dir + "/slurm.conf", "SchedulerParameters=bf_interval=0\n" + nodes), "");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("slurm.conf:1") && Catch::Contains("bf_interval=0"));
+}

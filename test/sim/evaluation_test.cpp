@@ -98,5 +98,5 @@ TEST_CASE("protocol and backfill names parse, and unknown ones are refused with 
   CHECK(*parse_protocol("rlscheduler") == Protocol::kRlScheduler);
   CHECK(*parse_backfill("none") == Backfill::kNone);
   CHECK(parse_protocol("slurm").status().message() == "unknown protocol 'slurm' (known: full, rlscheduler)");
-  CHECK(parse_backfill("conservative").status().message() == "unknown backfill 'conservative' (known: easy, none)");
+  CHECK(parse_backfill("conservative").status().message() == "unknown backfill 'conservative' (known: easy, slurm, none)");
 }

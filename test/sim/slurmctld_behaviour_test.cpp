@@ -89,3 +89,66 @@ TEST_CASE("priorities are whole numbers: a fraction of a point does not beat an 
   CHECK(r.outcomes[2].start == 100);
   CHECK(r.outcomes[3].start == 150);
 }
+
+TEST_CASE("a job that cannot start takes its partition's nodes out of the main pass") {
+  // gpu_cluster: h200-1 and a100-1 (8 CPUs each), partitions gpu (both), h200, a100. A holds h200-1's CPUs,
+  // B 6 of a100-1's; C (4 CPUs, partition gpu) cannot start, and slurmctld's main pass then removes both nodes
+  // (fail_by_part), so D (1 CPU + 1 A100, which would fit on a100-1) waits although it fits.
+  Cluster c = rlsched::test::gpu_cluster();
+  Job a = cpu_job(1, 0, 100, 8);
+  a.partitions = {"h200"};
+  Job b = cpu_job(2, 0, 100, 6);
+  b.partitions = {"a100"};
+  Job blocked = cpu_job(3, 1, 50, 4);
+  blocked.nodes = 1;
+  Job d = rlsched::test::gpu_job(4, 2, 50, 1, {"a100"});
+  d.partitions = {"a100"};
+  SimConfig config;
+  SECTION("no backfill: D starts when A and B end, at 100") {
+    config.backfill = Backfill::kNone;
+    const auto r = run(c, {a, b, blocked, d}, "fcfs", config);
+    CHECK(r.outcomes[2].start == 100);
+    CHECK(r.outcomes[3].start == 100);
+  }
+  SECTION("sched/backfill: D starts at the first cycle after its submit (bf_interval 30 from the first submit)") {
+    // C's reservation at 100 is on h200-1 (best fit between two idle nodes: the first), D needs a100-1.
+    config.backfill = Backfill::kSlurm;
+    const auto r = run(c, {a, b, blocked, d}, "fcfs", config);
+    CHECK(r.outcomes[3].start == 30);
+    CHECK(r.outcomes[2].start == 100);
+  }
+}
+
+TEST_CASE("sched/backfill reserves whole nodes for every pending job, at bf_resolution") {
+  // One 8-CPU node. A (6 CPUs) runs [0, 100). B (4 CPUs, limit 50) cannot start: the cycle at 30 reserves the node
+  // for it over [floor(100/60)*60, floor(150/60)*60) = [60, 120). C (1 CPU, limit 200) fits in the 2 free CPUs and
+  // would not delay B (EASY lets it in), but its [30, 230] overlaps B's node reservation: it is reserved from 120
+  // instead, and the main pass starts it after B at 100. E (1 CPU, limit 20): [30, 50] misses every reservation and
+  // starts in the cycle at 30. F (1 CPU, limit 40): [30, 70] touches B's [60, 120), so it waits for the main pass
+  // at 100; with bf_resolution 1 B's reservation is [100, 150) and F starts at 30 too.
+  Cluster c = Cluster::Homogeneous(1, 8);
+  std::vector<Job> jobs = {cpu_job(1, 0, 100, 6), cpu_job(2, 1, 50, 4), cpu_job(3, 2, 200, 1), cpu_job(5, 3, 20, 1),
+                           cpu_job(6, 4, 40, 1)};
+  for (Job& j : jobs) j.nodes = 1;
+  SimConfig config;
+  config.backfill = Backfill::kSlurm;
+  SECTION("bf_resolution 60 (Slurm's default)") {
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[1].start == 100);
+    CHECK(r.outcomes[2].start == 100);
+    CHECK(r.outcomes[3].start == 30);
+    CHECK(r.outcomes[4].start == 100);
+  }
+  SECTION("bf_resolution 1") {
+    c.backfill.resolution = 1;
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[3].start == 30);
+    CHECK(r.outcomes[4].start == 30);
+  }
+  SECTION("EASY, for contrast: C and E take the 2 free CPUs at once (neither delays B's 4 of 8 CPUs at 100)") {
+    config.backfill = Backfill::kEasy;
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[2].start == 2);
+    CHECK(r.outcomes[3].start == 3);
+  }
+}

@@ -142,8 +142,10 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "Cluster description: rlsched YAML (*.yaml) or slurm.conf (gres.conf beside it is read too); "
                  "default: the cluster the trace implies")
       ->type_name("FILE");
-  app.add_option("--backfill", options.backfill, "Backfill: easy (Slurm's sched/backfill) or none")
-      ->type_name("easy|none")
+  app.add_option("--backfill", options.backfill,
+                 "Backfill: easy (one reservation per partition), slurm (sched/backfill's cycle as slurmctld runs "
+                 "it, with the cluster's bf_interval, bf_resolution, bf_max_job_test) or none")
+      ->type_name("easy|slurm|none")
       ->check(parse_validator(sim::parse_backfill))
       ->capture_default_str();
   app.add_option("--protocol", options.protocol,

@@ -78,6 +78,14 @@ struct PriorityWeights {
   static PriorityWeights Typical();
 };
 
+/// sched/backfill's settings (slurm.conf SchedulerParameters), used by the simulator's Backfill::kSlurm.
+/// The defaults are Slurm 22.05's.
+struct BackfillSettings {
+  Seconds interval = 30;    ///< bf_interval: seconds between backfill cycles
+  Seconds resolution = 60;  ///< bf_resolution: a reservation's start and end are multiples of it (rounded down)
+  int max_job_test = 500;   ///< bf_max_job_test: pending jobs one cycle looks at
+};
+
 struct Cluster {
   std::string name = "cluster";
   std::vector<Node> nodes;
@@ -85,6 +93,7 @@ struct Cluster {
   std::vector<AcceleratorType> accelerator_types;
   std::vector<Qos> qos;
   PriorityWeights priority;
+  BackfillSettings backfill;
 
   /// \return index of the partition with that name, or -1.
   int find_partition(const std::string& name) const;

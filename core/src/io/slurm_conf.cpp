@@ -362,6 +362,7 @@ class SlurmConfReader {
       if (t.key == "priorityfavorsmall") s = get_bool(where, t, w.favor_small);
       if (t.key == "clustername") cluster_.name = t.value;
       if (t.key == "selecttype") select_type_ = to_lower(t.value);
+      if (t.key == "schedulerparameters") s = scheduler_parameters(where, t.value);
       if (t.key == "selecttypeparameters") select_parameters_ = to_lower(t.value);
       if (t.key == "grestypes") {
         gres_types_line_ = line.line;
@@ -371,6 +372,31 @@ class SlurmConfReader {
         for (auto n : names) gres_types_.insert(to_lower(trim(n)));
       }
       if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // sched/backfill's bf_interval, bf_resolution and bf_max_job_test; the other SchedulerParameters are skipped.
+  Status scheduler_parameters(const Where& where, const std::string& value) {
+    std::vector<std::string_view> items;
+    split_on(value, ',', items);
+    BackfillSettings& b = cluster_.backfill;
+    for (auto item : items) {
+      const std::size_t eq = item.find('=');
+      if (eq == std::string_view::npos) continue;
+      const std::string key = to_lower(trim(item.substr(0, eq)));
+      const std::pair<const char*, long long> ranges[] = {{"bf_interval", 10800}, {"bf_resolution", 3600},
+                                                          {"bf_max_job_test", 1'000'000}};
+      for (const auto& [name, most] : ranges) {
+        if (key != name) continue;
+        long long v = 0;
+        if (!parse_int(trim(item.substr(eq + 1)), v) || v < 1 || v > most)
+          return where.error(fmt::format("SchedulerParameters {}: must be a whole number from 1 to {}",
+                                         std::string(item), most));
+        if (key == "bf_interval") b.interval = v;
+        if (key == "bf_resolution") b.resolution = v;
+        if (key == "bf_max_job_test") b.max_job_test = static_cast<int>(v);
+      }
     }
     return Status::Ok();
   }

@@ -6,9 +6,12 @@
 //    decay thread, where site_factor_p_update runs) and set at submit (site_factor_p_set);
 //  - the main scheduler: jobs in priority order (higher partition PriorityTier first), each partition blocked for
 //    lower-priority jobs once a job cannot start in it;
+//  - the main scheduler removes the nodes of a partition where a job could not start for the rest of its pass
+//    (slurmctld's fail_by_part: a blocked job of a partition spanning the cluster stops every other start);
 //  - backfill "easy": a reservation for the highest-priority blocked job of each partition; a lower-priority job
 //    starts early only if it delays no reservation (it ends, by its time limit, before the reservation starts, or it
-//    uses only resources the reservation does not need);
+//    uses only resources the reservation does not need); or backfill "slurm" (Backfill::kSlurm), sched/backfill's
+//    own cycle;
 //  - nodes with CPUs, memory and typed accelerators (GRES); typed, typeless and any-of accelerator requests; a job's
 //    run time scales with the speed of the accelerator type it gets; multi-partition jobs;
 //  - time limits (a job is killed at its limit: TIMEOUT); node failures from a schedule (running jobs on a failed
@@ -39,7 +42,12 @@
 
 namespace rlsched::sim {
 
-enum class Backfill { kNone, kEasy };
+/// kEasy: one reservation per partition, for its highest-priority blocked job, on exactly the resources it needs.
+/// kSlurm: sched/backfill as slurmctld 22.05 runs it (Cluster::backfill): a cycle every bf_interval seconds looks at
+/// the pending jobs in priority order (up to bf_max_job_test), starts those that fit now on nodes no earlier job
+/// has reserved over their time limit, and gives each of the others a reservation of the whole nodes it will
+/// start on, over [start, start + limit) rounded down to bf_resolution, whatever partitions they are in.
+enum class Backfill { kNone, kEasy, kSlurm };
 
 /// How a job whose request allows several accelerator types (typeless or any-of) gets its type.
 enum class Placement {
