@@ -113,14 +113,30 @@ bool find_allocation(const Topology& topo, const FreeState& free, const FreeStat
     out.clear();
     return false;
   }
+  // One node: select/cons_tres's best fit, the node that fits with the fewest CPUs left (the first such in
+  // partition order). Several: the first that fit, in partition order.
+  int best = -1, best_cpus = 0, best_slot = -1;
   for (int n : nodes) {
     if (!free.up[n]) continue;
     const NodeRoom r = room(topo, free, bound, n, demand.type);
     if (r.cpus < demand.cpus_per_node || r.mem < mem_of(n)) continue;
     if (demand.type >= 0 && r.accel < demand.accel_per_node) continue;
+    if (demand.nodes == 1) {
+      if (best < 0 || r.cpus < best_cpus) {
+        best = n;
+        best_cpus = r.cpus;
+        best_slot = r.slot;
+      }
+      continue;
+    }
     out.push_back(Grant{n, demand.cpus_per_node, mem_of(n), demand.type >= 0 ? r.slot : -1,
                         demand.type >= 0 ? demand.accel_per_node : 0});
     if (static_cast<int>(out.size()) == demand.nodes) return true;
+  }
+  if (best >= 0) {
+    out.push_back(Grant{best, demand.cpus_per_node, mem_of(best), demand.type >= 0 ? best_slot : -1,
+                        demand.type >= 0 ? demand.accel_per_node : 0});
+    return true;
   }
   out.clear();
   return false;

@@ -63,7 +63,8 @@ struct FreeState {
 
 /// Finds an allocation for `demand` on `partition` within `free`, and, when `bound` is given, also within it
 /// (node by node: a backfilled job may use only what is free now AND left over at a reservation's start).
-/// Nodes are taken first-fit in partition order. \return false if the demand does not fit.
+/// A one-node demand takes the node that fits with the fewest CPUs left (select/cons_tres best fit); a wider one
+/// the first nodes that fit, in partition order. \return false if the demand does not fit.
 bool find_allocation(const Topology& topology, const FreeState& free, const FreeState* bound, int partition,
                      const Demand& demand, Allocation& out);
 

@@ -152,3 +152,19 @@ TEST_CASE("sched/backfill reserves whole nodes for every pending job, at bf_reso
     CHECK(r.outcomes[3].start == 3);
   }
 }
+
+TEST_CASE("a one-node job goes to the node with the fewest CPUs left that fits (cons_tres best fit)") {
+  // A (4 CPUs) runs on a100-1. B (4 CPUs, partition gpu): first fit would take h200-1, best fit takes a100-1's
+  // last 4, leaving h200-1 whole for C (8 CPUs), which starts at once instead of at 100.
+  Cluster c = rlsched::test::gpu_cluster();
+  Job a = cpu_job(1, 0, 100, 4);
+  a.partitions = {"a100"};
+  Job b = cpu_job(2, 1, 100, 4);
+  Job whole = cpu_job(3, 2, 100, 8);
+  a.nodes = b.nodes = whole.nodes = 1;
+  SimConfig config;
+  config.backfill = Backfill::kNone;
+  const auto r = run(c, {a, b, whole}, "fcfs", config);
+  CHECK(r.outcomes[1].start == 1);
+  CHECK(r.outcomes[2].start == 2);
+}

@@ -12,6 +12,7 @@
 //    starts early only if it delays no reservation (it ends, by its time limit, before the reservation starts, or it
 //    uses only resources the reservation does not need); or backfill "slurm" (Backfill::kSlurm), sched/backfill's
 //    own cycle;
+//  - single-node jobs go to the node that fits with the fewest free CPUs (select/cons_tres's best fit);
 //  - nodes with CPUs, memory and typed accelerators (GRES); typed, typeless and any-of accelerator requests; a job's
 //    run time scales with the speed of the accelerator type it gets; multi-partition jobs;
 //  - time limits (a job is killed at its limit: TIMEOUT); node failures from a schedule (running jobs on a failed
