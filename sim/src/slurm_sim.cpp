@@ -36,6 +36,7 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
       total_cpus_(cluster.total_cpus()),
       multifactor_(cluster.priority.multifactor_enabled()),
       ticks_(multifactor_ || !scorer.is_static()),
+      site_scale_(scorer.name() == "multifactor" ? 0 : cluster.priority.site_scale()),
       fairshare_(0, cluster.priority.decay_half_life) {
   std::unordered_map<std::string, int> users;
   for (const Job& job : jobs) users.emplace(job.user, static_cast<int>(users.size()));
@@ -711,7 +712,7 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
 double SlurmSim::priority_of(const PendingJob& view, double score) const {
   if (!multifactor_) return score;
   const PriorityWeights& w = cluster_.priority;
-  const double site = static_cast<double>(site_factor_of(score, sorted_scores_, w.site_scale()));
+  const double site = static_cast<double>(site_factor_of(score, sorted_scores_, site_scale_));
   // slurmctld keeps priorities as whole numbers (job_record_t::priority is uint32_t, 0 is reserved for held jobs;
   // the site factor is already the plugin's floor(score_scale * share)): jobs a fraction of a point apart tie, and
   // ties go by submit time, then job id.

@@ -174,6 +174,9 @@ class SlurmSim {
   const int total_cpus_;
   const bool multifactor_;
   const bool ticks_;  ///< priorities change while jobs wait, so the decay thread must run
+  /// The site factor's scale: weights.site, but 0 under the multifactor policy, which is Slurm without a site
+  /// factor plugin (ranking its own score again would count the multifactor priority twice, at score_scale).
+  const std::uint32_t site_scale_;
 
   std::vector<JobRequest> requests_;
   std::vector<JobState> state_;
