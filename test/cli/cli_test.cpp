@@ -330,7 +330,7 @@ TEST_CASE("unknown policies and bad option values are usage errors naming the ch
 
   const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
   CHECK(backfill.exit_code == 2);
-  CHECK(contains(backfill.err, "unknown backfill 'maybe' (known: easy, none)"));
+  CHECK(contains(backfill.err, "unknown backfill 'maybe' (known: easy, slurm, none)"));
 
   const Run missing = run_cli({"evaluate", "--trace", kSmallSwf});
   CHECK(missing.exit_code == 2);
