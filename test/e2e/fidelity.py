@@ -252,8 +252,8 @@ def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[
     csv_path = run / "sim.csv"
     cmd = [str(rlsched), "simulate", "--trace", str(replay_input(run)), "--cluster", str(run / "slurm.conf"),
            "--policy", policy, "--outcomes", str(csv_path), "--json", str(run / "sim.json"), *extra]
-    if record["mode"] == "site" and "--config" in _simulate_help(rlsched):
-        cmd += ["--config", str(run / "rlsched.yaml")]
+    if "--config" in _simulate_help(rlsched):
+        cmd += ["--config", str(replay_config(run, record["mode"]))]
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if cp.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({cp.returncode}):\n{cp.stdout}\n{cp.stderr}")
@@ -263,6 +263,32 @@ def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[
             out[row["id"]] = Outcome(row["id"], int(row["submit"]), int(row["start"]) if row["start"] else None,
                                      int(row["end"]) if row["end"] else None, row["partition"])
     return out, csv_path
+
+
+SLEEP_CLASS = ('  - name: "sleep"\n    match:\n      job_name: "fid-*"\n    speeds:\n'
+               + "".join(f'      {t}: 1.0\n' for t in ("h200", "a100", "910b")))
+
+
+def replay_config(run: Path, mode: str) -> Path:
+    """The rlsched.yaml the replay applies. The workload's jobs sleep, as long on every accelerator type, so the
+    simulator must not rescale the run time of a typeless job it places on another type than slurmctld did. A site
+    run: the lab's own file (score_scale is the site factor's weight) with one job class added, the workload's jobs
+    at speed 1 on every type. A stock run had no rlsched.yaml: every type at speed 1 (without --config the
+    simulator would apply the shipped example's speeds)."""
+    import rlsched_plugins
+    if mode == "site":
+        text = (run / "rlsched.yaml").read_text()
+        text = (text.replace("job_classes:\n", "job_classes:\n" + SLEEP_CLASS, 1) if "\njob_classes:\n" in text
+                else text + "job_classes:\n" + SLEEP_CLASS)
+        path = run / "replay-site.yaml"
+        path.write_text(text)
+        return path
+    path = run / "replay-stock.yaml"
+    types = [{"name": t["name"], "gres": t["gres"], "speed": 1.0} for t in rlsched_plugins.LAB_ACCELERATOR_TYPES]
+    path.write_text("# written by test/e2e/fidelity.py: stock Slurm, every type as fast (the jobs sleep)\n"
+                    + rlsched_plugins.to_yaml({"mode": "shadow", "fallback": "sjf", "score_scale": 1,
+                                               "accelerator_types": types}) + "\n")
+    return path
 
 
 _help_cache: dict[str, str] = {}
