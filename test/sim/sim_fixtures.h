@@ -4,8 +4,12 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
+#include "rlsched/scorer.h"
+#include "rlsched/sim/simulator.h"
 
 namespace rlsched::test {
 
@@ -41,6 +45,17 @@ inline Cluster gpu_cluster() {
   Partition a100{"a100", {1}, 1, 1, 0, false};
   c.partitions = {all, h200, a100};
   return c;
+}
+
+/// Simulates `jobs` on `cluster` under a built-in scorer; the run must succeed.
+inline sim::SimResult run(const Cluster& cluster, const std::vector<Job>& jobs, const char* policy = "fcfs",
+                          sim::SimConfig config = {}) {
+  auto scorer = make_scorer(policy);
+  REQUIRE(scorer.ok());
+  auto result = sim::simulate(cluster, jobs, **scorer, config);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  return std::move(*result);
 }
 
 }  // namespace rlsched::test

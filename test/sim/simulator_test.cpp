@@ -9,19 +9,11 @@
 using namespace rlsched;
 using namespace rlsched::sim;
 using rlsched::test::cpu_job;
+using rlsched::test::run;
 using rlsched::test::gpu_job;
 
 namespace {
 
-SimResult run(const Cluster& cluster, const std::vector<Job>& jobs, const char* policy = "fcfs",
-              SimConfig config = {}) {
-  auto scorer = make_scorer(policy);
-  REQUIRE(scorer.ok());
-  auto result = simulate(cluster, jobs, **scorer, config);
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  return std::move(*result);
-}
 
 }  // namespace
 

@@ -8,18 +8,10 @@
 using namespace rlsched;
 using namespace rlsched::sim;
 using rlsched::test::cpu_job;
+using rlsched::test::run;
 
 namespace {
 
-SimResult run(const Cluster& cluster, const std::vector<Job>& jobs, const char* policy = "fcfs",
-              SimConfig config = {}) {
-  auto scorer = make_scorer(policy);
-  REQUIRE(scorer.ok());
-  auto result = simulate(cluster, jobs, **scorer, config);
-  INFO(result.status().message());
-  REQUIRE(result.ok());
-  return std::move(*result);
-}
 
 Cluster one_node(std::int64_t mem_mb) {
   Cluster c = Cluster::Homogeneous(1, 8);
