@@ -557,6 +557,37 @@ TEST_CASE("import-sacct summarises a dump as the reader reads it and names what 
   CHECK(contains(strict.err, w.report.reasons.front().substr(0, 40)));
 }
 
+TEST_CASE("import-sacct --config says which jobs the plugins' job classes match and which types it lacks") {
+  TempDir dir;
+  const std::string config = dir.file("rlsched.yaml");
+  std::ofstream(config) << "accelerator_types:\n"
+                           "  - {name: h200, gres: gpu, speed: 2.0}\n"
+                           "  - {name: 910b, gres: npu, speed: 1.0}\n"
+                           "job_classes:\n"
+                           "  - name: training\n"
+                           "    match: {job_name: \"train-*\"}\n"
+                           "    speeds: {h200: 3.0, 910b: 1.0}\n";
+  // Counted by hand in the dump: 15 jobs, two named train-h200 and train-a100; six ran on A100s (jobs 2, 5, 11, 15,
+  // 16, 17), a type this config does not list.
+  const std::string dump = kData + "/sacct/slurm22.05-lab.txt";
+  Run run = run_cli({"import-sacct", dump, "--config", config, "--cluster", kLabYaml});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "config:    " + config));
+  CHECK(contains(run.out, "job classes: (none) 13, training 2"));
+  CHECK(contains(run.out, "not in the config's accelerator_types (speed 1.0): gpu:a100 6"));
+  CHECK(contains(run.out, "15 of 15 jobs could run there"));
+
+  run = run_cli({"import-sacct", dump});
+  CHECK(contains(run.out, "config:    slurm_conf_examples/rlsched.yaml (built in; no --config)"));
+
+  std::ofstream(config) << "accelerator_types:\n  - {name: h200, speed: fast}\n";
+  run = run_cli({"import-sacct", dump, "--config", config});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, config + ":2"));
+  CHECK_FALSE(contains(run.out, "records:"));  // refused before the dump is read
+}
+
 TEST_CASE("evaluate --candidate judges a model against the current one on the held-back recent jobs") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) +
                             "/coare-saliksik-slurm/DOST-ASTI_COARE-Saliksik-2020-cln.swf";

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "inputs.h"
 #include "report_table.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
@@ -24,6 +25,7 @@ namespace {
 struct ImportOptions {
   std::string sacct;
   std::string cluster;
+  std::string config;
   bool strict = false;
 };
 
@@ -47,6 +49,30 @@ std::string top(const Map& counts, std::size_t n) {
   return out;
 }
 
+// What the plugins' configuration makes of the dump: which jobs its job classes match (their speeds then apply), and
+// which accelerator requests name a GRES type it does not list (the default speed 1.0 applies to those).
+void print_config_view(const config::PluginConfig& config, const std::string& label, const std::vector<Job>& jobs,
+                       const std::vector<std::string>& job_names) {
+  fmt::print("config:    {}\n", label);
+  if (!config.job_classes.empty()) {
+    std::map<std::string, std::size_t> classes;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      ++classes[config.classify(job_names[i], jobs[i].account, jobs[i].user)];
+    fmt::print("job classes: {}\n", top(classes, 8));
+  }
+  std::map<std::string, std::size_t> unknown;
+  for (const Job& j : jobs) {
+    if (j.accel.count <= 0) continue;
+    std::vector<std::string> named = j.accel.types;
+    if (!j.ran_on_type.empty()) named.push_back(j.ran_on_type);
+    std::set<std::string> seen;
+    for (const std::string& type : named)
+      if (seen.insert(type).second && !config.find_type(type, j.accel.name)) ++unknown[j.accel.name + ":" + type];
+  }
+  if (!unknown.empty())
+    fmt::print("not in the config's accelerator_types (speed 1.0): {}\n", top(unknown, 8));
+}
+
 int run_import(const ImportOptions& options) {
   Cluster cluster;
   if (!options.cluster.empty()) {
@@ -54,12 +80,19 @@ int run_import(const ImportOptions& options) {
     if (!c.ok()) return fail(c.status());
     cluster = std::move(*c);
   }
+  std::string config_label;
+  auto config = read_plugin_config(options.config, config_label);
+  if (!config.ok()) return fail(config.status());
   io::ReadOptions read;
   read.strict = options.strict;
   auto dump = io::read_sacct(options.sacct, read);
   if (!dump.ok()) return fail(dump.status());
   const ReadReport& r = dump->report;
-  const std::vector<Job>& jobs = dump->jobs;
+  std::vector<Job>& jobs = dump->jobs;
+  // The names sacct recorded, before the job classes replace them.
+  std::vector<std::string> job_names;
+  for (const Job& j : jobs) job_names.push_back(j.job_class);
+  apply_plugin_config(*config, cluster, jobs);
 
   fmt::print("dump:      {}\n", options.sacct);
   fmt::print("records:   {} data lines: {} jobs, {} merged (job steps, earlier runs of requeued jobs), {} skipped\n",
@@ -95,6 +128,7 @@ int run_import(const ImportOptions& options) {
   fmt::print("accelerators: {} jobs{}{}\n", accelerator_jobs, types.empty() ? "" : ": ", top(types, 8));
   fmt::print("requeued:  {} jobs, {} restarts in all\n", requeued, restarts);
   if (no_limit > 0) fmt::print("no time limit: {} jobs (their run time stands in)\n", no_limit);
+  print_config_view(*config, config_label, jobs, job_names);
 
   if (!options.cluster.empty()) {
     auto fcfs = make_scorer("fcfs");
@@ -119,6 +153,10 @@ CommandRunner setup_import_sacct(CLI::App& app) {
       ->required();
   app.add_option("--cluster", options->cluster,
                  "slurm.conf (with gres.conf beside it) or cluster YAML: also count the jobs it could never run")
+      ->type_name("FILE");
+  app.add_option("--config", options->config,
+                 "the plugins' rlsched.yaml: which jobs its job classes match and which types it lacks; with "
+                 "--cluster, its speeds and classes apply (without it: the shipped example's)")
       ->type_name("FILE");
   app.add_flag("--strict", options->strict, "Fail on the first record that would be skipped");
   return [options] { return run_import(*options); };

@@ -4,8 +4,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "example_config.h"
-#include "rlsched/plugin_config.h"
+#include "inputs.h"
 #include "progress.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/train/trainer.h"
@@ -32,10 +31,8 @@ int run_train(TrainOptions& options) {
   config.objective = *objective;
   config.time_budget_seconds = options.time_budget_minutes * 60.0;
   config.command_line = options.command_line;
-  config::LoadConfigOptions trust;
-  trust.require_private = false;  // read here, not run by slurmctld
-  auto plugin = options.plugin_config.empty() ? config::parse_plugin_config(kExampleConfig, kExampleConfigName)
-                                              : config::load_plugin_config(options.plugin_config, trust);
+  std::string config_label;
+  auto plugin = read_plugin_config(options.plugin_config, config_label);
   if (!plugin.ok()) return fail(plugin.status());
   config.score_scale = plugin->score_scale;
 

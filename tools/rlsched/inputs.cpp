@@ -120,37 +120,40 @@ Status imply_cluster(const RunOptions& options, Inputs& inputs) {
   return Status::Ok();
 }
 
-// The plugins' rlsched.yaml, as the plugins apply it: score_scale is the site factor's scale (the simulator's
-// weights.site), the configured types' speeds and job classes replace the cluster's, the preemption section rules
-// the checkpoint mode.
-Status apply_plugin_config(const RunOptions& options, Inputs& inputs) {
-  config::LoadConfigOptions trust;
-  trust.require_private = false;  // read here, not run by slurmctld
-  Result<config::PluginConfig> parsed = options.config.empty()
-                                            ? config::parse_plugin_config(kExampleConfig, kExampleConfigName)
-                                            : config::load_plugin_config(options.config, trust);
-  inputs.config_label =
-      options.config.empty() ? fmt::format("{} (built in; no --config)", kExampleConfigName) : options.config;
+// The plugins' rlsched.yaml, as the plugins apply it, on the inputs' cluster and workload.
+Status apply_config_option(const RunOptions& options, Inputs& inputs) {
+  auto parsed = read_plugin_config(options.config, inputs.config_label);
   if (!parsed.ok()) return parsed.status();
   inputs.plugin_config = std::move(*parsed);
-  const config::PluginConfig& c = inputs.plugin_config;
-  inputs.cluster.priority.site = c.score_scale;
-  inputs.preemption_policy = c.preemption;
-  for (AcceleratorType& t : inputs.cluster.accelerator_types) {
+  inputs.preemption_policy = inputs.plugin_config.preemption;
+  apply_plugin_config(inputs.plugin_config, inputs.cluster, inputs.workload.jobs);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<config::PluginConfig> read_plugin_config(const std::string& path, std::string& label) {
+  config::LoadConfigOptions trust;
+  trust.require_private = false;  // read here, not run by slurmctld
+  label = path.empty() ? fmt::format("{} (built in; no --config)", kExampleConfigName) : path;
+  return path.empty() ? config::parse_plugin_config(kExampleConfig, kExampleConfigName)
+                      : config::load_plugin_config(path, trust);
+}
+
+void apply_plugin_config(const config::PluginConfig& c, Cluster& cluster, std::vector<Job>& jobs) {
+  cluster.priority.site = c.score_scale;
+  for (AcceleratorType& t : cluster.accelerator_types) {
     const AcceleratorType* configured = c.find_type(t.name, t.gres);
     if (!configured) continue;
     t.speed = configured->speed;
     for (const auto& [job_class, speed] : configured->class_speed) t.class_speed[job_class] = speed;
   }
-  if (!c.job_classes.empty())
-    for (Job& j : inputs.workload.jobs) {
-      std::string job_class = c.classify(j.job_class, j.account, j.user);  // a trace's class is its job name
-      if (!job_class.empty()) j.job_class = std::move(job_class);
-    }
-  return Status::Ok();
+  if (c.job_classes.empty()) return;
+  for (Job& j : jobs) {
+    std::string job_class = c.classify(j.job_class, j.account, j.user);  // a trace's class is its job name
+    if (!job_class.empty()) j.job_class = std::move(job_class);
+  }
 }
-
-}  // namespace
 
 Result<Inputs> load_inputs(const RunOptions& options) {
   Inputs inputs;
@@ -175,7 +178,7 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
     inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
   }
-  Status config = apply_plugin_config(options, inputs);
+  Status config = apply_config_option(options, inputs);
   if (!config.ok()) return config;
   inputs.simulate_on_cluster = inputs.cluster_given || options.parsed_protocol() == sim::Protocol::kFull;
   // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.

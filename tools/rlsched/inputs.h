@@ -53,6 +53,14 @@ struct Inputs {
   const Cluster* simulated_cluster() const { return simulate_on_cluster ? &cluster : nullptr; }
 };
 
+/// The plugins' rlsched.yaml at `path` (--config), or the shipped example when `path` is empty; `label` says which.
+Result<config::PluginConfig> read_plugin_config(const std::string& path, std::string& label);
+
+/// The configuration as the plugins apply it: score_scale is the site factor's scale (the simulator's
+/// weights.site), the configured types' speeds and classes' speeds replace the cluster's, and each job gets the
+/// first job class it matches (a trace's job name is matched as the job name).
+void apply_plugin_config(const config::PluginConfig& config, Cluster& cluster, std::vector<Job>& jobs);
+
 /// Reads the trace (or builds the synthetic workload, saying so on stderr) and the cluster.
 /// \return the reader's error (which names file and line), or InvalidInput when no machine can be implied.
 Result<Inputs> load_inputs(const RunOptions& options);
