@@ -115,10 +115,13 @@ def _snapshot_priorities(lab, path: Path, stop: threading.Event, period: float =
 
 
 def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs: Sequence[str] = (),
-             model: Path = DEFAULT_MODEL, log=print, finish_timeout: float = 3600) -> dict:
+             model: Path = DEFAULT_MODEL, log=print, finish_timeout: float = 3600,
+             debug_backfill: bool = False) -> dict:
     """Starts a lab (mode 'stock', or 'site' with site_factor/rlsched in enforce mode serving `model`), submits the
     workload at its arrival times, waits for every job to end, dumps it with docs/sacct.md's command and keeps, in
-    `out`, what a replay needs. Returns the run's record (also written to out/run.json)."""
+    `out`, what a replay needs, and slurmctld's log. With `debug_backfill`, slurmctld logs every backfill decision
+    (DebugFlags=Backfill,BackfillMap: each job's planned start and the reserved nodes), to compare with the
+    simulator's. Returns the run's record (also written to out/run.json)."""
     from lab import Lab  # noqa: E402 - the lab needs root and Slurm; compare does not
     import rlsched_plugins
     out.mkdir(parents=True, exist_ok=True)
@@ -134,7 +137,10 @@ def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs:
                                               rlsched_plugins.rlsched_config(mode="enforce", model=installed))
         lab.settings_override.update(rlsched_plugins.slurm_settings(config, site_factor=True, job_submit=False))
         lab.settings_override["SlurmctldDebug"] = "debug"  # the plugin's per-cycle update line
-    record: dict = {"mode": mode, "jobs": len(workload)}
+    if debug_backfill:
+        lab.settings_override["DebugFlags"] = "Backfill,BackfillMap"
+        lab.settings_override["SlurmctldDebug"] = "debug"
+    record: dict = {"mode": mode, "jobs": len(workload), "debug_backfill": debug_backfill}
     try:
         lab.start()
         log(f"lab up in {lab.timings['total']:.1f}s at {lab.root}")
@@ -174,6 +180,7 @@ def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs:
             updates = lab.log_lines(r"site_factor/rlsched: update scored")
             record["site_updates"] = len(updates)
             (out / "site_updates.log").write_text("\n".join(updates) + "\n")
+        shutil.copyfile(lab.slurmctld_log, out / "slurmctld.log")
         record["job_ids"] = ids
         log(f"all jobs ended {record['ended_s']}s after the start; dump in {out / 'sacct.txt'}")
     finally:
@@ -466,6 +473,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--span", type=float, default=1100, help="arrivals spread over about this many seconds")
     run.add_argument("--plugin-dir", action="append", default=[], help="folder with site_factor_rlsched.so")
     run.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    run.add_argument("--debug-backfill", action="store_true",
+                     help="log slurmctld's backfill plans (DebugFlags=Backfill,BackfillMap) into the run's slurmctld.log")
     for name in ("compare", "effect"):
         p = sub.add_parser(name, help="replay run folder(s) with rlsched simulate and compare with the real run"
                            if name == "compare" else "compare a stock and a site run: the policy's effect")
@@ -480,7 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         save_workload(args.out / "workload.json", workload, {"jobs": args.jobs, "seed": args.seed,
                                                              "run_times": [lo, hi], "span": args.span})
-        run_real(args.out, workload, args.mode, args.plugin_dir, args.model.resolve())
+        run_real(args.out, workload, args.mode, args.plugin_dir, args.model.resolve(),
+                 debug_backfill=args.debug_backfill)
         return 0
     cli = _rlsched(args.rlsched)
     reports = [compare(r, cli, args.sim_arg) for r in args.runs]
