@@ -107,7 +107,7 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"debug: maybe\n", "rlsched.yaml:1: debug must be true or false (got 'maybe')"},
       {"reload_check_interval: soon\n", "rlsched.yaml:1: reload_check_interval must be a duration"},
       {"accelerator_types:\n  - {name: h200, gres: gpu, speed: -1}\n",
-       "rlsched.yaml:2: accelerator_types[0].speed must be > 0 (got -1)"},
+       "rlsched.yaml:2: accelerator_types[0].speed: speed must be > 0 (got -1)"},
       {"accelerator_types:\n  - {name: h200}\n", "rlsched.yaml:2: accelerator_types[0].gres is missing"},
       {"accelerator_types:\n  - {name: h200, gres: gpu, sped: 2}\n",
        "rlsched.yaml:2: unknown key 'accelerator_types[0].sped'"},
@@ -127,13 +127,16 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       // Speed tables: zero, negative and non-numeric speeds, unknown types, missing parts, each with its line.
       {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
        "    speeds: {h200: 0}\n",
-       "rlsched.yaml:5: job_classes[0].speeds.h200 must be > 0 (got 0)"},
+       "rlsched.yaml:5: job_classes[0].speeds.h200: speed must be > 0 (got 0)"},
       {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
        "    speeds:\n      h200: -2\n",
-       "rlsched.yaml:6: job_classes[0].speeds.h200 must be > 0 (got -2)"},
+       "rlsched.yaml:6: job_classes[0].speeds.h200: speed must be > 0 (got -2)"},
       {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
        "    speeds:\n      h200: fast\n",
-       "rlsched.yaml:6: job_classes[0].speeds.h200 must be a number (got 'fast')"},
+       "rlsched.yaml:6: job_classes[0].speeds.h200: expected a number (got 'fast')"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: llm\n    match: {job_name: 'llama*'}\n"
+       "    speeds: {h200: 1, h200: 2}\n",
+       "rlsched.yaml:5: job_classes[0].speeds: 'h200' is given twice"},
       {"accelerator_types: [{name: h200, gres: gpu}, {name: a100, gres: gpu}]\njob_classes:\n  - name: llm\n"
        "    match: {job_name: 'llama*'}\n    speeds:\n      h200: 2\n      h100: 1.5\n",
        "rlsched.yaml:7: job_classes[0]: unknown accelerator type 'h100' (accelerator_types lists h200, a100)"},

@@ -163,6 +163,12 @@ TEST_CASE("read_cluster_yaml names file, line and key of each mistake") {
        "3: accelerator_types[0].speed: speed must be > 0 (got -1)"},
       {"zero_class_speed", std::string("accelerator_types:\n  - name: h200\n    class_speed: {BERT: 0}\n") + kValid,
        "3: accelerator_types[0].class_speed.BERT: speed must be > 0 (got 0)"},
+      // The speed schema rlsched.yaml's job_classes[].speeds is read by (config_test): the same words.
+      {"twice_class_speed",
+       std::string("accelerator_types:\n  - name: h200\n    class_speed: {BERT: 1, BERT: 2}\n") + kValid,
+       "3: accelerator_types[0].class_speed: 'BERT' is given twice"},
+      {"text_class_speed", std::string("accelerator_types:\n  - name: h200\n    class_speed: {BERT: fast}\n") + kValid,
+       "3: accelerator_types[0].class_speed.BERT: expected a number (got 'fast')"},
       {"speed_not_number", std::string("accelerator_types:\n  - {name: h200, speed: fast}\n") + kValid,
        "2: accelerator_types[0].speed: expected a number (got 'fast')"},
       {"duplicate_type", std::string("accelerator_types:\n  - name: h200\n  - name: a100\n  - name: h200\n") + kValid,

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "rlsched/scorer.h"
+#include "speed_schema.h"
 
 namespace rlsched::config {
 
@@ -102,6 +103,10 @@ class Parser {
     const YAML::Mark mark = node.Mark();
     if (mark.line >= 0) throw ConfigError{fmt::format("{}:{}: {}", name_, mark.line + 1, what)};
     throw ConfigError{fmt::format("{}: {}", name_, what)};
+  }
+
+  void check(const std::optional<SpeedProblem>& problem) const {
+    if (problem) fail(problem->at, fmt::format("{}: {}", problem->key, problem->what));
   }
 
   // Each key of `map` must be in `allowed`; values are looked up with `get` afterwards.
@@ -270,10 +275,7 @@ class Parser {
         if (s.find_first_of(":,|= \t") != std::string::npos)
           fail(entry,
                fmt::format("{}: '{}' may not contain ':', ',', '|', '=' or blanks (Slurm GRES syntax)", where, s));
-      if (const YAML::Node s = entry["speed"]) {
-        t.speed = number(s, where + ".speed");
-        if (!(t.speed > 0)) fail(s, fmt::format("{}.speed must be > 0 (got {})", where, s.Scalar()));
-      }
+      if (const YAML::Node s = entry["speed"]) check(read_speed(s, where + ".speed", t.speed));
       if (const YAML::Node s = entry["count_scale"]) {
         t.count_scale = number(s, where + ".count_scale");
         if (!(t.count_scale > 0) || t.count_scale > 1024)
@@ -313,26 +315,22 @@ class Parser {
         fail(match, fmt::format("{}.match needs a non-empty job_name, account or user pattern", where));
       const YAML::Node speeds = entry["speeds"];
       if (!speeds) fail(entry, fmt::format("{}.speeds is missing (a mapping of type names to speeds)", where));
-      if (!speeds.IsMap()) fail(speeds, fmt::format("{}.speeds must be a mapping of type names to speeds", where));
-      std::set<std::string> given;
+      std::map<std::string, double> given;
+      check(read_speed_map(speeds, where + ".speeds", given));
       for (const auto& kv : speeds) {
         const std::string type = kv.first.Scalar();
-        const std::string key = fmt::format("{}.speeds.{}", where, type);
         bool known = false;
-        for (AcceleratorType& t : c.accelerator_types) {
-          if (t.name != type) continue;
-          known = true;
-          const double v = number(kv.second, key);
-          if (!(v > 0)) fail(kv.second, fmt::format("{} must be > 0 (got {})", key, kv.second.Scalar()));
-          t.class_speed[jc.name] = v;
-        }
+        for (AcceleratorType& t : c.accelerator_types)
+          if (t.name == type) {
+            known = true;
+            t.class_speed[jc.name] = given.at(type);
+          }
         if (!known) {
           std::string names;
           for (const AcceleratorType& t : c.accelerator_types) names += (names.empty() ? "" : ", ") + t.name;
           fail(kv.first, fmt::format("{}: unknown accelerator type '{}' (accelerator_types lists {})", where, type,
                                      names));
         }
-        if (!given.insert(type).second) fail(kv.first, fmt::format("{} appears twice", key));
       }
       for (const AcceleratorType& t : c.accelerator_types)
         if (!given.count(t.name))

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "config/speed_schema.h"
 #include "io/cluster_common.h"
 #include "io/line_source.h"
 #include "rlsched/io/cluster_readers.h"
@@ -139,18 +140,8 @@ class YamlReader {
         s = get_string(item["gres"], join_path(where, "gres"), t.gres);
       }
       if (s.ok() && item["speed"].IsDefined()) s = get_speed(item["speed"], join_path(where, "speed"), t.speed);
-      if (s.ok() && item["class_speed"].IsDefined()) {
-        const YAML::Node classes = item["class_speed"];
-        const std::string class_where = join_path(where, "class_speed");
-        if (!classes.IsMap()) return fail(classes, class_where, "expected a mapping of job class to speed");
-        for (const auto& kv : classes) {
-          std::string job_class;
-          if (!(s = get_string(kv.first, class_where, job_class)).ok()) return s;
-          if (t.class_speed.count(job_class) != 0)
-            return fail(kv.first, class_where, fmt::format("duplicate job class '{}'", job_class));
-          if (!(s = get_speed(kv.second, join_path(class_where, job_class), t.class_speed[job_class])).ok()) return s;
-        }
-      }
+      if (s.ok() && item["class_speed"].IsDefined())
+        s = check(config::read_speed_map(item["class_speed"], join_path(where, "class_speed"), t.class_speed));
       if (!s.ok()) return s;
       for (const auto& earlier : out)
         if (earlier.type.name == t.name && earlier.type.gres == t.gres)
@@ -224,9 +215,11 @@ class YamlReader {
   }
 
   Status get_speed(const YAML::Node& v, const std::string& where, double& out) const {
-    if (Status s = get_double(v, where, out); !s.ok()) return s;
-    if (!(out > 0)) return fail(v, where, fmt::format("speed must be > 0 (got {})", v.Scalar()));
-    return Status::Ok();
+    return check(config::read_speed(v, where, out));
+  }
+
+  Status check(const std::optional<config::SpeedProblem>& problem) const {
+    return problem ? fail(problem->at, problem->key, problem->what) : Status::Ok();
   }
 
   Status get_bool(const YAML::Node& v, const std::string& where, bool& out) const {
