@@ -543,6 +543,10 @@ void SlurmSim::finish(int job, Seconds now) {
   o.state = s.times_out ? JobEnd::kTimeout : JobEnd::kCompleted;
   o.partition = s.partition;
   o.accelerator_type = s.type;
+  o.nodes.clear();
+  for (const Grant& g : s.allocation)
+    if (std::find(o.nodes.begin(), o.nodes.end(), g.node) == o.nodes.end()) o.nodes.push_back(g.node);
+  std::sort(o.nodes.begin(), o.nodes.end());
   dirty_ = true;
   only_arrivals_ = false;
   notify(ScheduleEvent::Kind::kEnd, job, now);

@@ -391,14 +391,16 @@ TEST_CASE("simulate on a GPU cluster reports per-type metrics and writes one CSV
   std::istringstream lines(slurp(csv));
   std::string line;
   REQUIRE(std::getline(lines, line));
-  CHECK(line == "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts");
+  CHECK(line == "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes");
   std::vector<std::string> rows;
   while (std::getline(lines, line)) rows.push_back(line);
   REQUIRE(rows.size() == workload.jobs.size());
   bool gpu_row = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     INFO(rows[i]);
-    CHECK(std::count(rows[i].begin(), rows[i].end(), ',') == 12);
+    CHECK(std::count(rows[i].begin(), rows[i].end(), ',') == 13);  // the lab's jobs use one node each
+    const std::string node = rows[i].substr(rows[i].rfind(',') + 1);
+    CHECK((node == "h200-1" || node == "a100-1" || node == "npu-1"));
     CHECK(rows[i].rfind(std::to_string(workload.jobs[i].id) + ",", 0) == 0);
     gpu_row = gpu_row || contains(rows[i], ",h200,h200,");
   }

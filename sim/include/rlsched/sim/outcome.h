@@ -27,6 +27,7 @@ struct JobOutcome {
   int accelerators = 0;
   int accelerator_type = -1;  ///< index into Cluster::accelerator_types of the final run, -1 for none
   int partition = -1;         ///< index into Cluster::partitions of the final run
+  std::vector<int> nodes;     ///< indices into Cluster::nodes of the final run, in node order
   int restarts = 0;           ///< requeues (node failures, preemptions) before the final run
   int preemptions = 0;        ///< times chosen as a preemption victim
   /// Work thrown away by requeues: the run since the last checkpoint (the whole run without one); for a victim
