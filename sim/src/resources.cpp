@@ -1,8 +1,41 @@
 #include "resources.h"
 
 #include <algorithm>
+#include <string>
 
 namespace rlsched::sim {
+
+namespace {
+
+// strnatcmp's order, as slurmctld sorts its node table by name (read_config.c, _sort_nodes_by_name, without a
+// topology plugin that ranks nodes): runs of digits compare as numbers, so node2 < node10, and a100-1 < h200-1
+// whatever order slurm.conf lists them in.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && a[ei] == '0') ++ei;  // leading zeros do not count
+      while (ej < b.size() && b[ej] == '0') ++ej;
+      std::size_t di = ei, dj = ej;
+      while (di < a.size() && digit(a[di])) ++di;
+      while (dj < b.size() && digit(b[dj])) ++dj;
+      if (di - ei != dj - ej) return di - ei < dj - ej;
+      const int c = a.compare(ei, di - ei, b, ej, dj - ej);
+      if (c != 0) return c < 0;
+      i = di;
+      j = dj;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+}  // namespace
 
 Topology::Topology(const Cluster& cluster) {
   const auto n = cluster.nodes.size();
@@ -25,8 +58,13 @@ Topology::Topology(const Cluster& cluster) {
     }
   }
   slot_begin.push_back(static_cast<int>(slot_type.size()));
+  // slurmctld walks a partition's nodes in its node table's order (bitmap index order): by name.
   for (const Partition& p : cluster.partitions) {
-    partition_nodes.push_back(p.nodes);
+    std::vector<int> nodes = p.nodes;
+    std::stable_sort(nodes.begin(), nodes.end(), [&](int x, int y) {
+      return natural_less(cluster.nodes[x].name, cluster.nodes[y].name);
+    });
+    partition_nodes.push_back(std::move(nodes));
     std::vector<int> most(cluster.accelerator_types.size(), 0);
     for (int node : p.nodes)
       for (int s = slot_begin[node]; s < slot_begin[node + 1]; ++s)

@@ -230,7 +230,7 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
   std::vector<double> sorted;  // the simulator's last batch, as the engine keeps its own
   sim::SimConfig sim_config;
   // Node failures requeue running jobs: they wait again from a later eligible time, with a restart counted.
-  sim_config.failures = {{2, 6000, 9000}, {0, 12000, 15000}, {6, 8000, -1}};
+  sim_config.failures = {{2, 6000, 9000}, {0, 12000, 15000}, {6, 8000, -1}, {4, 10000, 13000}, {1, 7000, 9500}};
   sim_config.requeue_delay = 120;
   int requeued = 0;
   sim_config.on_scoring = [&](const sim::ScoringDecision& d) {

@@ -85,18 +85,18 @@ TEST_CASE("priorities are whole numbers: a fraction of a point does not beat an 
 }
 
 TEST_CASE("a job that cannot start takes its partition's nodes out of the main pass") {
-  // gpu_cluster: h200-1 and a100-1 (8 CPUs each), partitions gpu (both), h200, a100. A holds h200-1's CPUs,
-  // B 6 of a100-1's; C (4 CPUs, partition gpu) cannot start, and slurmctld's main pass then removes both nodes
-  // (fail_by_part), so D (1 CPU + 1 A100, which would fit on a100-1) waits although it fits.
+  // gpu_cluster: h200-1 and a100-1 (8 CPUs each), partitions gpu (both), h200, a100. A holds a100-1's CPUs,
+  // B 6 of h200-1's; C (4 CPUs, partition gpu) cannot start, and slurmctld's main pass then removes both nodes
+  // (fail_by_part), so D (1 CPU + 1 H200, which would fit on h200-1) waits although it fits.
   Cluster c = rlsched::test::gpu_cluster();
   Job a = cpu_job(1, 0, 100, 8);
-  a.partitions = {"h200"};
+  a.partitions = {"a100"};
   Job b = cpu_job(2, 0, 100, 6);
-  b.partitions = {"a100"};
+  b.partitions = {"h200"};
   Job blocked = cpu_job(3, 1, 50, 4);
   blocked.nodes = 1;
-  Job d = rlsched::test::gpu_job(4, 2, 50, 1, {"a100"});
-  d.partitions = {"a100"};
+  Job d = rlsched::test::gpu_job(4, 2, 50, 1, {"h200"});
+  d.partitions = {"h200"};
   SimConfig config;
   SECTION("no backfill: D starts when A and B end, at 100") {
     config.backfill = Backfill::kNone;
@@ -105,7 +105,8 @@ TEST_CASE("a job that cannot start takes its partition's nodes out of the main p
     CHECK(r.outcomes[3].start == 100);
   }
   SECTION("sched/backfill: D starts at the first cycle after its submit (bf_interval 30 from the first submit)") {
-    // C's reservation at 100 is on h200-1 (best fit between two idle nodes: the first), D needs a100-1.
+    // C's reservation at 100 is on a100-1 (best fit between two idle nodes: the first in slurmctld's node order,
+    // by name), D needs h200-1.
     config.backfill = Backfill::kSlurm;
     const auto r = run(c, {a, b, blocked, d}, "fcfs", config);
     CHECK(r.outcomes[3].start == 30);
@@ -161,4 +162,28 @@ TEST_CASE("a one-node job goes to the node with the fewest CPUs left that fits (
   const auto r = run(c, {a, b, whole}, "fcfs", config);
   CHECK(r.outcomes[1].start == 1);
   CHECK(r.outcomes[2].start == 2);
+}
+
+TEST_CASE("nodes are taken in slurmctld's node order, by name, not as slurm.conf or the partition lists them") {
+  // slurmctld sorts its node table by name (read_config.c, strnatcmp): a100-1, h200-1, npu-1, and node2 before
+  // node10. The fixture's nodes and its partition `gpu` list h200-1 first; on an idle cluster best fit ties, and
+  // the first node in slurmctld's order wins: a 1-CPU job runs on a100-1.
+  Cluster c = rlsched::test::gpu_cluster();
+  c.partitions.push_back(Partition{"mixed", {0, 1}});
+  Job a = cpu_job(1, 0, 100, 1);
+  a.partitions = {"mixed"};
+  a.nodes = 1;
+  SimConfig config;
+  config.backfill = Backfill::kNone;
+  const auto r = run(c, {a}, "fcfs", config);
+  REQUIRE(r.outcomes[0].nodes.size() == 1);
+  CHECK(c.nodes[r.outcomes[0].nodes[0]].name == "a100-1");
+
+  // Natural order: node2 before node10, whatever the list says.
+  Cluster ten = Cluster::Homogeneous(2, 8);
+  ten.nodes[0].name = "node10";
+  ten.nodes[1].name = "node2";
+  const auto t = run(ten, {cpu_job(1, 0, 100, 1)}, "fcfs", config);
+  REQUIRE(t.outcomes[0].nodes.size() == 1);
+  CHECK(ten.nodes[t.outcomes[0].nodes[0]].name == "node2");
 }
