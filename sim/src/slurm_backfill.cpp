@@ -2,15 +2,26 @@
 // the main pass's node removal (src/slurmctld/job_scheduler.c, fail_by_part).
 //
 // Each cycle walks the pending jobs in priority order, one job-partition pair at a time, up to bf_max_job_test
-// jobs. A pair starts now when it fits on nodes that no reservation made earlier in the cycle holds during
-// [now, now + limit]; otherwise it gets a reservation: the whole nodes it would start on at the earliest time T
-// when running jobs, ending at their time limits, leave room on nodes no earlier reservation holds during
-// [T, T + limit], kept over [T, T + limit) with both ends rounded down to bf_resolution (at least one resolution
-// long). Reservations hold whole nodes (backfill.c's node_space is a node bitmap per time slot), so a reserved
-// node takes no other job that would still run at the reservation's start, whatever CPUs it has left.
+// jobs, and plans each as _attempt_backfill does:
+//  - From a start time S (now at first), the usable nodes are the partition's nodes that no reservation made
+//    earlier in the cycle holds during [S, max(S, now) + limit] (both ends included).
+//  - The expected start on those nodes is select/cons_tres's will-run test (cons_common/job_test.c,
+//    _will_run_test): now if the job fits there now; otherwise running jobs on those nodes are taken away in
+//    order of their expected end (start + limit), in batches: the first batch reaches 30 s past the first end's
+//    next 30-s mark, and each further batch doubles that window; after each batch the job is tried on what is
+//    free, and the expected start is the end of the last job taken away. So the start is often later than the
+//    first instant the job would fit, and it lands on whichever node best fit chooses in that future.
+//  - The start is at least S. If it is after `later_start` (the first time after S at which a node reserved in
+//    the window comes free), or the chosen nodes are reserved during [start, start + limit) (both rounded down to
+//    bf_resolution), the job is tried again from that time (TRY_LATER). A job that fits now starts now.
+//  - Otherwise it gets a reservation: the chosen whole nodes over [start, start + limit) rounded down to
+//    bf_resolution (at least one resolution long). Reservations hold whole nodes (backfill.c's node_space is a
+//    node bitmap per time slot), so a reserved node takes no other job that would still run at the reservation's
+//    start, whatever CPUs it has left.
 #include <algorithm>
 #include <limits>
 
+#include "node_space.h"
 #include "slurm_sim.h"
 
 namespace rlsched::sim {
@@ -39,17 +50,18 @@ void SlurmSim::remove_nodes(int p) {
   for (int n : topology_.partition_nodes[p]) clear_node(topology_, n, main_mask_);
 }
 
-void SlurmSim::mask_reserved(Seconds from, Seconds to) {
+void SlurmSim::mask_reserved(int p, Seconds from, Seconds to) {
   fill_unlimited(topology_, bf_mask_);
-  for (const NodeReservation& r : planned_)
-    if (r.start <= to && r.end > from)
-      for (int n : r.nodes) clear_node(topology_, n, bf_mask_);
+  usable_.assign(topology_.cpus.size(), 0);
+  for (int n = 0; n < topology_.node_count(); ++n)
+    if (node_space_.held(n, from, to)) clear_node(topology_, n, bf_mask_);
+  for (int n : topology_.partition_nodes[p]) usable_[n] = free_.up[n] && bf_mask_.cpus[n] > 0;
 }
 
 void SlurmSim::backfill_cycle(Seconds now) {
   ++counters_.backfill_passes;
   next_backfill_ = now + std::max<Seconds>(cluster_.backfill.interval, 1);
-  planned_.clear();
+  node_space_.reset(topology_.node_count());
   const int max_test = config_.bf_max_job_test > 0 ? config_.bf_max_job_test : cluster_.backfill.max_job_test;
   int tested = 0;
   // Entries of jobs that start stay in pending_ until the next compaction, so the walk is not disturbed.
@@ -62,51 +74,105 @@ void SlurmSim::backfill_cycle(Seconds now) {
   }
 }
 
-bool SlurmSim::plan(int job, int p, Seconds now) {
+namespace {
+
+// cons_tres's will-run windows: the first batch of running jobs taken away ends kWillRunWindow past the first
+// job's end rounded up to a multiple of it; each later batch doubles the window.
+constexpr Seconds kWillRunWindow = 30;
+
+}  // namespace
+
+bool SlurmSim::fits_on(int job, int p, const FreeState& free, const FreeState& bound) {
   const Job& j = jobs_[job];
-  const JobRequest& r = requests_[job];
-  mask_reserved(now, now + r.limit);
-  for (int type : r.types) {
+  for (int type : requests_[job].types) {
     const Demand d = make_demand(topology_, j, p, type);
     if (type >= 0 && d.nodes == 0) continue;
-    if (!find_allocation(topology_, free_, &bf_mask_, p, d, scratch_)) continue;
-    start(job, p, d, now, true);
-    ++counters_.backfilled_jobs;
+    if (!find_allocation(topology_, free, &bound, p, d, scratch_)) continue;
+    scratch_demand_ = d;
     return true;
   }
+  return false;
+}
 
-  // The earliest start: a running job's expected end, or the end of a reservation that held a node.
-  std::vector<Seconds> times;
-  for (const auto& [expected_end, running] : running_by_limit_) times.push_back(std::max(expected_end, now));
-  for (const NodeReservation& res : planned_) times.push_back(std::max(res.end, now));
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
-  Seconds best = -1;
-  Allocation best_allocation;
-  for (int type : r.types) {
-    const Demand d = make_demand(topology_, j, p, type);
-    if (type >= 0 && d.nodes == 0) continue;
-    FreeState shadow = free_;
-    auto released = running_by_limit_.begin();
-    for (Seconds t : times) {
-      if (best >= 0 && t >= best) break;
-      for (; released != running_by_limit_.end() && released->first <= t; ++released)
-        shadow.give(state_[released->second].allocation);
-      mask_reserved(t, t + r.limit);
-      if (!find_allocation(topology_, shadow, &bf_mask_, p, d, scratch_)) continue;
-      best = t;
-      best_allocation = scratch_;
-      break;
+Seconds SlurmSim::will_run(int job, int p, Seconds now) {
+  if (fits_on(job, p, free_, bf_mask_)) return now;
+  FreeState future = free_;
+  Seconds barrier = -1, window = kWillRunWindow;
+  Seconds last_end = -1;
+  const auto usable = [&](int running) {  // it runs on a node the job may use
+    for (const Grant& g : state_[running].allocation)
+      if (usable_[g.node]) return true;
+    return false;
+  };
+  // Running jobs in order of expected end; a batch ends at a job (usable or not) past barrier + window.
+  auto it = running_by_limit_.begin();
+  bool more = it != running_by_limit_.end();
+  while (more) {
+    bool removed = false;
+    auto next = it;
+    while (it != running_by_limit_.end()) {
+      const auto [end, running] = *it++;
+      if (!usable(running)) continue;
+      if (barrier < 0) barrier = end + (window - end % window);
+      future.give(state_[running].allocation);
+      last_end = end;
+      removed = true;
+      next = it;
+      if (next == running_by_limit_.end() || next->first > barrier + window) break;
     }
+    if (it == running_by_limit_.end()) more = false;
+    if (!removed) break;
+    do window *= 2;
+    while (next != running_by_limit_.end() && next->first > barrier + window);
+    // A job due to end now has not ended yet (slurmctld guesses a later end, _guess_job_end).
+    if (fits_on(job, p, future, bf_mask_)) return last_end > now ? last_end : now + 1;
   }
-  if (best < 0) return false;
+  return -1;
+}
+
+bool SlurmSim::plan(int job, int p, Seconds now) {
+  const JobRequest& r = requests_[job];
   const Seconds resolution = std::max<Seconds>(cluster_.backfill.resolution, 1);
-  NodeReservation res;
-  res.start = best / resolution * resolution;
-  res.end = std::max((best + r.limit) / resolution * resolution, res.start + resolution);
-  for (const Grant& g : best_allocation) res.nodes.push_back(g.node);
-  planned_.push_back(std::move(res));
-  notify(ScheduleEvent::Kind::kReservation, job, now, best);
+  std::vector<int>& up = up_nodes_;
+  up.clear();
+  for (int n : topology_.partition_nodes[p])
+    if (free_.up[n]) up.push_back(n);
+  Seconds from = now;
+  // Each try moves `from` past a slot boundary or to a later start, so a few tries per slot at most.
+  for (std::size_t tries = 0; tries <= 2 * node_space_.slots() + 2; ++tries) {
+    const Seconds to = std::max(from, now) + r.limit;
+    mask_reserved(p, from, to);
+    const Seconds later = node_space_.later_start(from, to, up);
+    Seconds expected = will_run(job, p, now);
+    if (expected < 0) {
+      if (later <= from) return false;
+      from = later;
+      continue;
+    }
+    if (expected <= now && from <= now) {
+      start(job, p, scratch_demand_, now, true);
+      ++counters_.backfilled_jobs;
+      return true;
+    }
+    const Seconds start = std::max(expected, from);
+    if (later > 0 && start > later) {
+      from = later;
+      continue;
+    }
+    const Seconds begin = start / resolution * resolution;
+    const Seconds end = std::max((start + r.limit) / resolution * resolution, begin + resolution);
+    std::vector<int> nodes;
+    for (const Grant& g : scratch_)
+      if (std::find(nodes.begin(), nodes.end(), g.node) == nodes.end()) nodes.push_back(g.node);
+    if (node_space_.held_any(nodes, begin, end)) {
+      if (start <= from) return false;
+      from = start;
+      continue;
+    }
+    notify(ScheduleEvent::Kind::kReservation, job, now, start, &nodes);
+    node_space_.reserve(begin, end, nodes);
+    return false;
+  }
   return false;
 }
 

@@ -116,6 +116,10 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
     next_tick_ = last_charge_ + std::max<Seconds>(cluster.priority.calc_period, 1);
     next_backfill_ = last_charge_;
   }
+  main_delay_ = config.main_pass_delay.value_or(config.backfill == Backfill::kSlurm ? 1 : 0);
+  // The backfill thread's grid is slurmctld's own; by default phased so that the first job meets the main pass
+  // first.
+  next_backfill_ += config.backfill_phase.value_or(main_delay_);
 }
 
 SimResult SlurmSim::run() {
@@ -127,6 +131,17 @@ SimResult SlurmSim::run() {
     ++counters_.events;
     fragmentation_.advance(now - last);
     last = now;
+    if (next_backfill_ < now) {
+      const Seconds interval = std::max<Seconds>(cluster_.backfill.interval, 1);
+      next_backfill_ += (now - next_backfill_ + interval - 1) / interval * interval;
+    }
+    if (config_.backfill == Backfill::kSlurm && pending_count_ > 0 && now == next_backfill_) {
+      // The backfill thread wakes at the start of its second (on the lab 0.03 s past it), so it sees the queue and
+      // nodes as they were before the ends and submits of that second.
+      if (ticks_ && now >= next_tick_) update_priorities(now);
+      backfill_cycle(now);
+      measure_fragmentation();
+    }
     complete_due(now);
     end_graces_due(now);
     apply_failures_due(now);
@@ -138,14 +153,17 @@ SimResult SlurmSim::run() {
       only_arrivals_ = false;
     }
     if (ticks_ && pending_count_ > 0 && now >= next_tick_) update_priorities(now);
-    if (next_backfill_ < now) {
-      const Seconds interval = std::max<Seconds>(cluster_.backfill.interval, 1);
-      next_backfill_ += (now - next_backfill_ + interval - 1) / interval * interval;
+    if (dirty_ && main_delay_ > 0 && main_due_ != now) {
+      // slurmctld's main pass runs after the event that asks for it, not in the same instant: defer it (and
+      // whatever else happens meanwhile) by main_delay_.
+      if (main_due_ < now) {
+        main_due_ = now + main_delay_;
+        wakeups_.insert(main_due_);
+      }
+      dirty_ = false;
     }
-    const bool cycle = config_.backfill == Backfill::kSlurm && pending_count_ > 0 && now == next_backfill_;
-    if (dirty_ || cycle) {
-      if (dirty_) schedule(now);
-      if (cycle) backfill_cycle(now);
+    if (dirty_) {
+      schedule(now);
       measure_fragmentation();
 #ifndef NDEBUG
       check_invariants();
@@ -609,7 +627,8 @@ void SlurmSim::requeue(int job, Seconds now, RequeueCause cause) {
 // ---------------------------------------------------------------------------------------------------------------
 // Bookkeeping
 
-void SlurmSim::notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start) {
+void SlurmSim::notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start,
+                      const std::vector<int>* reserved_nodes) {
   if (!config_.observer) return;
   ScheduleEvent e;
   e.kind = kind;
@@ -618,6 +637,11 @@ void SlurmSim::notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds re
   e.reserved_start = reserved_start;
   e.partition = state_[job].partition;
   e.accelerator_type = state_[job].type;
+  if (reserved_nodes) e.nodes = *reserved_nodes;
+  if (kind == ScheduleEvent::Kind::kStart || kind == ScheduleEvent::Kind::kBackfillStart)
+    for (const Grant& g : state_[job].allocation) e.nodes.push_back(g.node);
+  std::sort(e.nodes.begin(), e.nodes.end());
+  e.nodes.erase(std::unique(e.nodes.begin(), e.nodes.end()), e.nodes.end());
   config_.observer(e);
 }
 

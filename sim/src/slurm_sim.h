@@ -8,6 +8,7 @@
 
 #include "fairshare.h"
 #include "job_request.h"
+#include "node_space.h"
 #include "resources.h"
 #include "rlsched/job_view.h"
 #include "rlsched/preemption.h"
@@ -86,12 +87,6 @@ class SlurmSim {
     FreeState extra;           ///< per node: free at `start` minus the reserved job's allocation
   };
 
-  /// A reservation of Backfill::kSlurm: these whole nodes are kept for a pending job over [start, end).
-  struct NodeReservation {
-    Seconds start = 0;
-    Seconds end = 0;
-    std::vector<int> nodes;
-  };
 
   // Events.
   Seconds next_event_time();
@@ -117,13 +112,21 @@ class SlurmSim {
   /// Starts `job` on partition `p` now, or reserves whole nodes for it where it can start first.
   /// \return true when it started.
   bool plan(int job, int p, Seconds now);
-  /// bf_mask_: unlimited on every node but those reserved over any part of [from, to], which have nothing.
-  void mask_reserved(Seconds from, Seconds to);
+  /// bf_mask_: unlimited on every node but those reserved over any part of [from, to], which have nothing;
+  /// usable_: the up nodes of partition p that are not.
+  void mask_reserved(int p, Seconds from, Seconds to);
+  /// Whether `job` fits in partition p on `free` within `bound` (any of its types, in order); the allocation in
+  /// scratch_, its demand in scratch_demand_.
+  bool fits_on(int job, int p, const FreeState& free, const FreeState& bound);
+  /// select/cons_tres's will-run test on the usable nodes: the expected start (now when it fits now), with the
+  /// allocation in scratch_; -1 when it never fits there.
+  Seconds will_run(int job, int p, Seconds now);
   /// The main pass's fail_by_part: nodes of partition `p` take no more jobs until the pass ends.
   void remove_nodes(int p);
   /// Starts `job` on the allocation in scratch_.
   void start(int job, int partition, const Demand& demand, Seconds now, bool backfilled);
-  void notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start = 0);
+  void notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds reserved_start = 0,
+              const std::vector<int>* reserved_nodes = nullptr);
   void finish(int job, Seconds now);
   enum class RequeueCause { kNodeFailure, kPreemption };
   void requeue(int job, Seconds now, RequeueCause cause);
@@ -237,6 +240,8 @@ class SlurmSim {
   Seconds last_charge_ = 0;
   std::vector<double> sorted_scores_;  // last tick's scores, for the site factor of jobs arriving in between
   bool dirty_ = false;                 // something changed since the last scheduling pass
+  Seconds main_delay_ = 0;             // the main pass runs this long after the event that asks for it
+  Seconds main_due_ = -1;              // when the deferred main pass runs
   bool only_arrivals_ = false;         // ...and it was only arrivals (the last full pass's blocks still hold)
   std::vector<int> new_arrivals_;
 
@@ -257,8 +262,11 @@ class SlurmSim {
   FragmentationMeter fragmentation_;
   FreeState main_mask_;  // the main pass's nodes left (unlimited) and removed (nothing); used once masking_
   bool masking_ = false;
-  std::vector<NodeReservation> planned_;  // Backfill::kSlurm: this cycle's reservations
+  NodeSpace node_space_;  // Backfill::kSlurm: this cycle's reservations
   FreeState bf_mask_;
+  std::vector<char> usable_;
+  std::vector<int> up_nodes_;
+  Demand scratch_demand_;
   Seconds next_backfill_ = 0;             // Backfill::kSlurm: when the next cycle runs
 };
 

@@ -105,6 +105,7 @@ TEST_CASE("a job that cannot start takes its partition's nodes out of the main p
     CHECK(r.outcomes[3].start == 100);
   }
   SECTION("sched/backfill: D starts at the first cycle after its submit (bf_interval 30 from the first submit)") {
+    config.main_pass_delay = 0;  // this rule alone; the delay has its own test
     // C's reservation at 100 is on a100-1 (best fit between two idle nodes: the first in slurmctld's node order,
     // by name), D needs h200-1.
     config.backfill = Backfill::kSlurm;
@@ -127,6 +128,7 @@ TEST_CASE("sched/backfill reserves whole nodes for every pending job, at bf_reso
   for (Job& j : jobs) j.nodes = 1;
   SimConfig config;
   config.backfill = Backfill::kSlurm;
+  config.main_pass_delay = 0;  // these rules alone; the delay has its own test
   SECTION("bf_resolution 60 (Slurm's default)") {
     const auto r = run(c, jobs, "fcfs", config);
     CHECK(r.outcomes[1].start == 100);
@@ -186,4 +188,65 @@ TEST_CASE("nodes are taken in slurmctld's node order, by name, not as slurm.conf
   const auto t = run(ten, {cpu_job(1, 0, 100, 1)}, "fcfs", config);
   REQUIRE(t.outcomes[0].nodes.size() == 1);
   CHECK(ten.nodes[t.outcomes[0].nodes[0]].name == "node2");
+}
+
+TEST_CASE("under sched/backfill the main pass runs a second after the submit or end that asks for it") {
+  // slurmctld schedules after the RPC that changed the queue (on the lab 0-3 s later; sacct keeps whole seconds).
+  // One 8-CPU node: A (8 CPUs, 50 s) submitted at 10 starts at 11; B (8 CPUs) submitted at 20 starts a second
+  // after A ends at 61: 62. Without the delay: 10 and 60.
+  Cluster c = Cluster::Homogeneous(1, 8);
+  std::vector<Job> jobs = {cpu_job(1, 10, 50, 8), cpu_job(2, 20, 50, 8)};
+  SimConfig config;
+  config.backfill = Backfill::kSlurm;
+  SECTION("default") {
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[0].start == 11);
+    CHECK(r.outcomes[1].start == 62);
+  }
+  SECTION("main_pass_delay 0") {
+    config.main_pass_delay = 0;
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[0].start == 10);
+    CHECK(r.outcomes[1].start == 60);
+  }
+}
+
+TEST_CASE("a backfill plan's start is cons_tres's will-run estimate: running jobs taken away in widening batches") {
+  // One 8-CPU node: A (4 CPUs) ends by its limit at 100, B (2 CPUs) at 115, C (2 CPUs) at 200; D (4 CPUs, limit
+  // 50) waits. _will_run_test takes running jobs away in end order: the first batch reaches the first end's next
+  // 30-s mark plus 30 s, 100 -> 120 + 30 = 150, so A and B go together (C's 200 is past it) and D fits on what
+  // they leave; the start is the last one's end, 115, not the 100 at which A alone would make room.
+  Cluster c = Cluster::Homogeneous(1, 8);
+  std::vector<Job> jobs = {cpu_job(1, 0, 100, 4), cpu_job(2, 0, 115, 2), cpu_job(3, 0, 200, 2),
+                           cpu_job(4, 1, 50, 4)};
+  SimConfig config;
+  config.backfill = Backfill::kSlurm;
+  config.main_pass_delay = 0;
+  Seconds planned = -1;
+  config.observer = [&](const ScheduleEvent& e) {
+    if (e.kind == ScheduleEvent::Kind::kReservation && e.job == 3 && planned < 0) planned = e.reserved_start;
+  };
+  const auto r = run(c, jobs, "fcfs", config);
+  CHECK(planned == 115);
+  CHECK(r.outcomes[3].start == 100);  // the main pass starts it when A's CPUs free
+}
+
+TEST_CASE("the backfill thread sees its second as it began, before that second's ends") {
+  // Nodes n0 and n1 (8 CPUs each). X (8 CPUs, 30 s) runs on n0, Y (8 CPUs, 1000 s) on n1. Big (16 CPUs) cannot
+  // start before Y ends, and the main pass, finding it blocked, takes every node of the partition out: S (1 CPU,
+  // 10 s) can only be backfilled. At 30 X ends, in the same second as a backfill cycle (the grid is at 0, 30, 60,
+  // ...): slurmctld's cycle woke at the start of that second, with X still running, so S starts at the next cycle,
+  // 60, not at 30.
+  Cluster c = Cluster::Homogeneous(2, 8);
+  std::vector<Job> jobs = {cpu_job(1, 0, 30, 8), cpu_job(2, 0, 1000, 8), cpu_job(3, 1, 100, 16),
+                           cpu_job(4, 2, 10, 1)};
+  for (Job& j : jobs) j.nodes = j.cpus > 8 ? 2 : 1;
+  SimConfig config;
+  config.backfill = Backfill::kSlurm;
+  config.main_pass_delay = 0;
+  const auto r = run(c, jobs, "fcfs", config);
+  CHECK(r.outcomes[0].start == 0);
+  CHECK(r.outcomes[1].start == 0);
+  CHECK(r.outcomes[3].start == 60);
+  CHECK(r.outcomes[2].start == 1000);
 }

@@ -196,6 +196,7 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.protocol = options.parsed_protocol();
   evaluation.sim.backfill = options.parsed_backfill();
   evaluation.sim.bf_max_job_test = options.bf_max_job_test;
+  if (options.bf_phase >= 0) evaluation.sim.backfill_phase = options.bf_phase;
   evaluation.sim.placement.mode = options.parsed_placements().front();
   evaluation.sim.placement.partitions = options.parsed_placement_partitions();
   evaluation.sim.requeue_delay = options.requeue_delay;

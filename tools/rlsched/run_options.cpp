@@ -174,6 +174,12 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                             ->type_name("N")
                             ->check(CLI::NonNegativeNumber)
                             ->capture_default_str();
+  CLI::Option* bf_phase =
+      app.add_option("--bf-phase", options.bf_phase,
+                     "With --backfill slurm: seconds after the first submit at which a backfill cycle runs (the "
+                     "cycles' phase on the bf_interval grid, e.g. slurmctld's in a replay); default 1")
+          ->type_name("S")
+          ->check(CLI::NonNegativeNumber);
   CLI::Option* placement = app.add_option("--placement", options.placement,
                  "How a job allowed several accelerator types gets one: fastest-free, first-fit, recorded, fastest "
                  "or predictive (job_submit/rlsched's decision); evaluate compares a comma-separated list")
@@ -250,7 +256,7 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, placement, placement_partitions, preemption, urgent,
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, placement, placement_partitions, preemption, urgent,
                                      checkpoint, checkpointable, restart_overhead, requeue_delay});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");

@@ -26,6 +26,7 @@ struct RunOptions {
   double failures_mttr_hours = 1;
   std::uint64_t seed = 1;
   int bf_max_job_test = 0;
+  int bf_phase = -1;  ///< --bf-phase; -1: the simulator's default
   std::string json;  ///< empty: no JSON; "-": stdout
   std::string placement = "fastest-free";  ///< how multi-type jobs get a type; evaluate takes a comma list
   std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -89,6 +90,9 @@ struct ScheduleEvent {
   Seconds reserved_start = 0;  ///< kReservation: when the job is expected to start
   int partition = -1;
   int accelerator_type = -1;
+  /// kStart, kBackfillStart: the nodes the job starts on; kReservation under Backfill::kSlurm: the nodes kept for
+  /// it (indices into Cluster::nodes, ascending).
+  std::vector<int> nodes;
 };
 
 /// One call of the policy in the Slurm model, with the snapshot it was made on: a decay-thread tick (the whole
@@ -113,6 +117,13 @@ struct SimConfig {
   PreemptionSettings preemption;
   /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
   int bf_max_job_test = 0;
+  /// How long after the event that asks for it (a submit, an end) the main scheduling pass runs. Unset: 1 s under
+  /// Backfill::kSlurm (slurmctld schedules after the RPC that changed the queue, 0-3 s later on the lab, and sacct
+  /// keeps whole seconds), 0 otherwise.
+  std::optional<Seconds> main_pass_delay;
+  /// Backfill::kSlurm: the backfill thread wakes every bf_interval on a grid of its own; this many seconds after
+  /// the first submit is on it (a replay of a real run can take slurmctld's). Unset: main_pass_delay.
+  std::optional<Seconds> backfill_phase;
   PlacementSettings placement;
   /// Called now and then with the share of arrivals processed (0..1), for progress bars.
   std::function<void(double)> progress;
