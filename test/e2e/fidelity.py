@@ -21,6 +21,7 @@ import argparse
 import calendar
 import csv
 import json
+import re
 import math
 import os
 import random
@@ -212,6 +213,7 @@ class Outcome:
     start: int | None
     end: int | None
     partition: str
+    nodes: str = ""  # the nodes of its (last) run, comma-separated ("" when unknown)
 
     @property
     def wait(self) -> int | None:
@@ -228,7 +230,7 @@ def read_real(dump: Path) -> dict[str, Outcome]:
         if "." in row["JobIDRaw"]:
             continue
         out[row["JobIDRaw"]] = Outcome(row["JobIDRaw"], _epoch(row["Submit"]), _epoch(row["Start"]),
-                                       _epoch(row["End"]), row["Partition"])
+                                       _epoch(row["End"]), row["Partition"], row.get("NodeList", ""))
     return out
 
 
@@ -252,6 +254,28 @@ def replay_input(run: Path) -> Path:
     return path
 
 
+def backfill_phase(run: Path) -> int | None:
+    """Where slurmctld's backfill cycles fell on their bf_interval grid in this run, counted from the first submit
+    in sacct's whole seconds (what `rlsched simulate --bf-phase` takes); None without a log of them
+    (DebugFlags=Backfill: `--debug-backfill`)."""
+    log = run / "slurmctld.log"
+    if not log.exists():
+        return None
+    interval = 30
+    for line in (run / "slurm.conf").read_text().splitlines():
+        m = re.search(r"bf_interval=(\d+)", line)
+        if line.startswith("SchedulerParameters=") and m:
+            interval = int(m.group(1))
+    submits = [o.submit for o in read_real(run / "sacct.txt").values() if o.submit is not None]
+    with log.open(errors="replace") as f:
+        for line in f:
+            if "_attempt_backfill: beginning" in line:
+                cycle = _epoch(line[1:20])
+                if cycle is not None and submits:
+                    return (cycle - min(submits)) % interval
+    return None
+
+
 def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[str, Outcome], Path]:
     """Replays the run with `rlsched simulate` on its slurm.conf; returns the simulated outcomes by job id."""
     record = json.loads((run / "run.json").read_text())
@@ -259,8 +283,12 @@ def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[
     csv_path = run / "sim.csv"
     cmd = [str(rlsched), "simulate", "--trace", str(replay_input(run)), "--cluster", str(run / "slurm.conf"),
            "--policy", policy, "--outcomes", str(csv_path), "--json", str(run / "sim.json"), *extra]
-    if "--config" in _simulate_help(rlsched):
+    help_text = _simulate_help(rlsched)
+    if "--config" in help_text:
         cmd += ["--config", str(replay_config(run, record["mode"]))]
+    phase = backfill_phase(run)
+    if phase is not None and "--bf-phase" in help_text and "--bf-phase" not in extra:
+        cmd += ["--bf-phase", str(phase)]
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if cp.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({cp.returncode}):\n{cp.stdout}\n{cp.stderr}")
@@ -268,7 +296,8 @@ def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[
     with csv_path.open() as f:
         for row in csv.DictReader(f):
             out[row["id"]] = Outcome(row["id"], int(row["submit"]), int(row["start"]) if row["start"] else None,
-                                     int(row["end"]) if row["end"] else None, row["partition"])
+                                     int(row["end"]) if row["end"] else None, row["partition"],
+                                     row.get("nodes", ""))
     return out, csv_path
 
 
@@ -285,6 +314,8 @@ def replay_config(run: Path, mode: str) -> Path:
     import rlsched_plugins
     if mode == "site":
         text = (run / "rlsched.yaml").read_text()
+        if SLEEP_CLASS in text:  # the lab's file already gave the jobs speed 1
+            return run / "rlsched.yaml"
         text = (text.replace("job_classes:\n", "job_classes:\n" + SLEEP_CLASS, 1) if "\njob_classes:\n" in text
                 else text + "job_classes:\n" + SLEEP_CLASS)
         path = run / "replay-site.yaml"
@@ -385,7 +416,13 @@ def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) 
         "makespan_real_s": makespan(real), "makespan_sim_s": makespan(sim),
         "cpu_utilisation_real": utilisation(real), "cpu_utilisation_sim": utilisation(sim),
         "partition_agreement": sum(real[i].partition == sim[i].partition for i in ids) / len(ids),
+        "bf_phase": next((int(extra[k + 1]) for k in range(len(extra) - 1) if extra[k] == "--bf-phase"),
+                         backfill_phase(run)),
     }
+    # Which node: only where both sides name one (sacct's NodeList; the simulator's outcomes since it has them).
+    named = [i for i in ids if real[i].nodes and sim[i].nodes and "[" not in real[i].nodes]
+    if named:
+        report["node_agreement"] = sum(real[i].nodes == sim[i].nodes for i in named) / len(named)
     report["mean_wait_ratio"] = report["mean_wait_sim_s"] / report["mean_wait_real_s"] if report[
         "mean_wait_real_s"] else float("nan")
     by_kind: dict[str, list[tuple[int, int]]] = {}
@@ -403,10 +440,25 @@ def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) 
         rows.append({"id": i, "name": j.name if j else "?", "kind": j.kind if j else "?",
                      "cpus": j.cpus if j else 0, "gres": j.gres if j else "", "run": j.run if j else 0,
                      "limit_min": j.limit_min if j else 0, "partition_real": real[i].partition,
-                     "partition_sim": sim[i].partition, "wait_real": real[i].wait, "wait_sim": sim[i].wait,
+                     "partition_sim": sim[i].partition, "nodes_real": real[i].nodes, "nodes_sim": sim[i].nodes,
+                     "wait_real": real[i].wait, "wait_sim": sim[i].wait,
                      "ahead_only_in_sim": ahead_sim, "ahead_only_in_real": ahead_real})
     report["biggest_disagreements"] = rows
     return report
+
+
+def phase_sweep(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> dict:
+    """The replay at every phase of the backfill grid: how much of the agreement is the simulator and how much the
+    second in which slurmctld's backfill thread happened to wake. Mean and range of each figure."""
+    interval = 30
+    for line in (run / "slurm.conf").read_text().splitlines():
+        m = re.search(r"bf_interval=(\d+)", line)
+        if line.startswith("SchedulerParameters=") and m:
+            interval = int(m.group(1))
+    keys = ("pair_order_share", "spearman_wait", "pearson_wait", "mean_wait_ratio")
+    rows = [compare(run, rlsched, [*extra, "--bf-phase", str(p)], top=0) for p in range(interval)]
+    return {k: {"mean": sum(r[k] for r in rows) / len(rows), "min": min(r[k] for r in rows),
+                "max": max(r[k] for r in rows)} for k in keys} | {"phases": interval}
 
 
 def _cluster_cpus(conf: Path) -> int:
@@ -431,6 +483,9 @@ def print_report(r: dict) -> None:
              ("makespan real / sim (s)", f"{r['makespan_real_s']} / {r['makespan_sim_s']}"),
              ("CPU utilisation real / sim", f"{r['cpu_utilisation_real']:.2f} / {r['cpu_utilisation_sim']:.2f}"),
              ("same partition", f"{r['partition_agreement']:.3f}")]
+    if "node_agreement" in r:
+        table.append(("same node", f"{r['node_agreement']:.3f}"))
+    table.append(("backfill phase (--bf-phase)", "default" if r.get("bf_phase") is None else str(r["bf_phase"])))
     width = max(len(a) for a, _ in table)
     for a, b in table:
         print(f"  {a:<{width}}  {b}")
@@ -438,11 +493,12 @@ def print_report(r: dict) -> None:
     for k, v in r["by_kind"].items():
         print(f"    {k:<10} {v['jobs']:>4} jobs  {v['mean_wait_real_s']:7.1f} / {v['mean_wait_sim_s']:7.1f}")
     print("  biggest disagreements:")
-    print("    id     name              cpus gres          run lim  part real/sim    wait real/sim  overtaken by "
-          "(sim only / real only)")
+    print("    id     name              cpus gres          run lim  part real/sim    node real/sim    wait real/sim  "
+          "overtaken by (sim only / real only)")
     for d in r["biggest_disagreements"]:
         print(f"    {d['id']:<6} {d['name']:<17} {d['cpus']:>4} {d['gres'] or '-':<12} {d['run']:>4} {d['limit_min']:>3}  "
-              f"{d['partition_real']:>5}/{d['partition_sim']:<8} {d['wait_real']:>6}/{d['wait_sim']:<6}  "
+              f"{d['partition_real']:>5}/{d['partition_sim']:<8} {d.get('nodes_real', ''):>7}/{d.get('nodes_sim', ''):<8} "
+              f"{d['wait_real']:>6}/{d['wait_sim']:<6}  "
               f"{d['ahead_only_in_sim']:>3} / {d['ahead_only_in_real']}")
 
 
@@ -482,6 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--rlsched")
         p.add_argument("--json", type=Path, help="write the reports as JSON here")
         p.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
+        p.add_argument("--sweep-phases", action="store_true",
+                       help="also replay at every phase of the backfill grid and report mean and range")
     args = ap.parse_args(argv)
     if args.command == "run":
         lo, hi = (int(x) for x in args.run_times.split("-"))
@@ -496,6 +554,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     reports = [compare(r, cli, args.sim_arg) for r in args.runs]
     for r in reports:
         print_report(r)
+    if args.sweep_phases:
+        for run, r in zip(args.runs, reports):
+            r["phase_sweep"] = phase_sweep(run, cli, args.sim_arg)
+            w = r["phase_sweep"]
+            print(f"{run}: over the {w['phases']} backfill phases, mean (min-max): "
+                  + ", ".join(f"{k} {v['mean']:.3f} ({v['min']:.3f}-{v['max']:.3f})"
+                              for k, v in w.items() if isinstance(v, dict)))
     result: dict = {"reports": reports}
     if args.command == "effect":
         if len(reports) != 2:
