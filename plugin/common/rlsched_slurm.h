@@ -14,21 +14,39 @@
 
 #include "rlsched/rlsched.h"
 
+/* Strings by content: open addressing, a power-of-two number of slots */
+typedef struct {
+	const char **slots;
+	uint32_t cap;
+	uint32_t cnt;
+} rlsched_strset_t;
+
 /* Partitions, nodes and accelerators as the core sees them, plus what the
  * job pass adds (CPUs and accelerators held by running jobs). All memory is
- * owned here (strings copied), reused across builds. */
+ * owned here (strings copied) and reused across builds: a build allocates
+ * only when the cluster grew (more partitions, nodes or GRES kinds than any
+ * build before) or for names it has not seen before. */
 typedef struct {
 	rlsched_cluster cluster;
 	rlsched_partition *parts;	/* cluster.partitions */
 	int part_cap;
 	part_record_t **part_ptrs;	/* parts[i] was built from this record */
 	int part_ptr_cap;
+	int32_t *part_slots;		/* part_ptrs by address: index + 1, 0 free */
+	uint32_t part_slot_cap;		/* a power of two, or 0 */
 	rlsched_accel *accel;		/* per partition, then the cluster's */
-	int accel_cnt, accel_cap;
-	char **strings;			/* copies of names, freed on rebuild */
+	int accel_cap;
+	rlsched_accel *kinds;		/* (gres, type) seen on nodes, kept */
+	int kind_cnt, kind_cap;
+	rlsched_accel *acc;		/* [kind * (partitions + 1) + p]: sums; */
+	int32_t *acc_first;		/* first node of each; p == partitions: */
+	int acc_cap, acc_first_cap;	/* the cluster */
+	int32_t *node_parts;		/* partition indices of the current node */
+	int node_part_cap;
+	rlsched_strset_t names;		/* partition and GRES names, kept */
+	char **strings;			/* per build copies, freed on rebuild */
 	int string_cnt, string_cap;
-	const char **interned;		/* rlsched_snapshot_intern() copies */
-	int interned_cnt, interned_cap;
+	rlsched_strset_t interned;	/* rlsched_snapshot_intern(), per build */
 	uint32_t *node_alloc_cpus;	/* by node index, from the job pass */
 	int node_cap;
 	int32_t *job_parts;		/* rlsched_job.partitions of multi-partition jobs */
@@ -56,13 +74,13 @@ extern int rlsched_snapshot_part_index(const rlsched_snapshot_t *snap,
 extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
 					 const char *name);
 
-/* A copy of s owned by the snapshot (NULL for NULL): the pool's own copy
- * when a pool has that GRES name or type, else one copy per distinct
- * string. For job records kept beyond the job lock (a cached queue). */
-/* A copy of s owned by the snapshot (freed with it); NULL for NULL or when out of memory. For strings that are
- * mostly distinct (job names), where interning would cost a search per string. */
+/* A copy of s owned by the snapshot until its next build; NULL for NULL or
+ * when out of memory. For strings that are mostly distinct (job names). */
 extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
 					 const char *s);
+/* Same, one copy per distinct string (a hash lookup), and the snapshot's
+ * own copy when a partition or GRES has that name or type. For job records
+ * kept beyond the job lock (a cached queue): GRES names, accounts. */
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s);
 
