@@ -796,42 +796,63 @@ static void _remember_config(rlsched_config_engine_t *ce)
 	}
 }
 
-extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
+/* Creates the engine, or reconfigures it; `asked`: an admin's reconfigure */
+static void _config_load(rlsched_config_engine_t *ce, bool asked)
 {
 	rlsched_engine_options opts = {
 		.abi_version = RLSCHED_ABI_VERSION,
+		.config_path = rlsched_config_path(),
 		.log = rlsched_slurm_log,
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 	};
-	time_t now = time(NULL);
 
-	if (ce->seen && ce->check_every && (now - ce->checked < ce->check_every))
-		return;
-	ce->checked = now;
-	/* Retry a bad config only once it changed: no re-read per call */
-	if (ce->seen && !_config_changed(ce))
-		return;
 	ce->seen = true;
+	ce->checked = time(NULL);
 	_remember_config(ce);
 	if (ce->engine) {
-		/* Once per version of the file: it is re-read on change only */
+		/* Once per version of the file (or per reconfigure) */
 		if (rlsched_engine_reconfigure(ce->engine) != RLSCHED_OK) {
 			ce->faults.total++;
-			error("%s: %s changed: keeping the previous settings: %s",
-			      ce->type, rlsched_config_path(),
-			      rlsched_last_error(ce->engine));
+			if (asked)
+				error("%s: reconfigure: keeping the previous settings: %s",
+				      ce->type, rlsched_last_error(ce->engine));
+			else
+				error("%s: %s changed: keeping the previous settings: %s",
+				      ce->type, rlsched_config_path(),
+				      rlsched_last_error(ce->engine));
 		} else {
 			rlsched_fault_cleared(&ce->faults, ce->type);
 		}
 		return;
 	}
-	opts.config_path = rlsched_config_path();
+	rlsched_engine_options_weights(&opts);	/* multifactor fallback */
 	if (rlsched_engine_create(&opts, &ce->engine) != RLSCHED_OK) {
 		ce->engine = NULL;
 		rlsched_fault(&ce->faults, ce->type, "loading the config",
 			      ce->consequence, rlsched_last_error(NULL));
+	} else {
+		rlsched_fault_cleared(&ce->faults, ce->type);
 	}
+}
+
+extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
+{
+	time_t now = time(NULL);
+
+	if (ce->seen && (now >= ce->checked) &&
+	    (now - ce->checked < RLSCHED_CONFIG_CHECK_SECONDS))
+		return;
+	ce->checked = now;
+	/* Retry a bad config only once it changed: no re-read per call */
+	if (ce->seen && !_config_changed(ce))
+		return;
+	_config_load(ce, false);
+}
+
+extern void rlsched_config_engine_reload(rlsched_config_engine_t *ce)
+{
+	_config_load(ce, true);
 }
 
 extern void rlsched_config_engine_release(rlsched_config_engine_t *ce)

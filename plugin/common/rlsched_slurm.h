@@ -127,10 +127,16 @@ extern void rlsched_fault(rlsched_faults_t *faults, const char *type,
 /* The plugin worked: logs the end of a run of faults */
 extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type);
 
-/* An engine that follows rlsched.yaml: created on first use, reconfigured
- * when the file changes (size or mtime), left as it was when the new
- * version is refused. For plugins without a reconfigure hook of their own
- * (job_submit, preempt). The caller holds its own lock around these. */
+/* Seconds between two looks (stat()) at rlsched.yaml by one plugin */
+#define RLSCHED_CONFIG_CHECK_SECONDS 1
+
+/* An engine that follows rlsched.yaml, the one rule of all three plugins:
+ * created on first use; the file is looked at (stat()) at most once every
+ * RLSCHED_CONFIG_CHECK_SECONDS and re-read when its size or mtime changed;
+ * a refused version leaves the engine as it was and is retried only once
+ * the file changes again. Cheap enough for job_submit (per submit) and
+ * preempt (per candidate job) under slurmctld's locks. The caller holds
+ * its own lock around these. */
 typedef struct {
 	rlsched_engine *engine;	/* NULL while the config cannot be loaded */
 	uint32_t flags;		/* RLSCHED_ENGINE_* for create */
@@ -140,14 +146,14 @@ typedef struct {
 	struct timespec mtime;
 	off_t size;		/* -1: no file seen */
 	bool seen;		/* mtime/size are valid */
-	time_t check_every;	/* seconds between stat()s of the file; 0: every call */
-	time_t checked;		/* when it was last stat()ed */
+	time_t checked;		/* when the file was last looked at */
 } rlsched_config_engine_t;
 
-/* Creates or reconfigures the engine when the config file changed since the
- * last check (a bad version is retried only once it changes again). The
- * file is looked at on every call, or at most every check_every seconds. */
+/* Applies the rule above. */
 extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce);
+/* Re-reads the file now, changed or not (scontrol reconfigure); a refused
+ * version is logged every time: an admin asked. */
+extern void rlsched_config_engine_reload(rlsched_config_engine_t *ce);
 /* Destroys the engine and forgets the file, for fini(). */
 extern void rlsched_config_engine_release(rlsched_config_engine_t *ce);
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rlsched_slurm.h"
 #include "slurm_stubs.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
@@ -707,8 +708,10 @@ static int _job_submit_bad_config(void)
 	}
 	CHECK(stub_log_count_level(LOG_LEVEL_ERROR, "") == 1,
 	      "logged once: %d", stub_log_count_level(LOG_LEVEL_ERROR, ""));
-	/* Fixed file: picked up at the next submit (no reconfig hook) */
+	/* Fixed file: picked up by the first submit once the plugin looks
+	 * at the file again (no reconfig hook) */
 	_config(submit_config, 0644);
+	sleep(RLSCHED_CONFIG_CHECK_SECONDS);
 	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	_submit(&p, d, &err);
 	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"), "mapped after fix: %s",
