@@ -202,7 +202,7 @@ static bool _uid_allowed(const part_record_t *part_ptr, uint32_t uid)
 {
 	if ((uid == NO_VAL) || (uid == 0) || !part_ptr->allow_uids)
 		return true;
-	for (int i = 0; part_ptr->allow_uids[i]; i++)
+	for (int i = 0; !RLSCHED_PART_UIDS_END(part_ptr, i); i++)
 		if (part_ptr->allow_uids[i] == uid)
 			return true;
 	return false;
