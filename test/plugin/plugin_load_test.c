@@ -19,25 +19,14 @@
 
 #include "rlsched_slurm.h"
 #include "slurm_stubs.h"
+#include "check.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
 
-static int failures = 0;
 static char work_dir[256];
 static char config_path[512];
 static char model_path[512];
 static const char *plugin_dir;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fprintf(stderr, "\n");				\
-		}							\
-	} while (0)
 
 typedef struct {
 	void *handle;

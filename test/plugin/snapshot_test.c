@@ -13,19 +13,7 @@
 
 #include "rlsched_slurm.h"
 #include "slurm_stubs.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fprintf(stderr, "\n");				\
-		}							\
-	} while (0)
+#include "check.h"
 
 /* The pool of (gres, type) in pools[0..n), or NULL */
 static const rlsched_accel *_pool(const rlsched_accel *pools, int n,
