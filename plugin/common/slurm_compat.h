@@ -139,8 +139,10 @@ extern RLSCHED_EXPORT int preempt_p_get_data(				\
  * 23.02 on (a version without the count fails to compile here, rather than
  * reading past the array). RLSCHED_PART_UIDS_END(part_ptr, i): no uid at i. */
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
+#define RLSCHED_PART_UIDS_COUNTED 0
 #define RLSCHED_PART_UIDS_END(part_ptr, i) (!(part_ptr)->allow_uids[i])
 #else
+#define RLSCHED_PART_UIDS_COUNTED 1
 #define RLSCHED_PART_UIDS_END(part_ptr, i) ((i) >= (part_ptr)->allow_uids_cnt)
 #endif
 

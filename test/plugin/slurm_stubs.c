@@ -443,6 +443,20 @@ extern part_record_t *stub_add_part(const char *name, int first_node,
 	return part_ptr;
 }
 
+extern void stub_part_allow_uids(part_record_t *part_ptr, const uid_t *uids,
+				 int n, uid_t beyond)
+{
+	uid_t *copy = calloc(n + 2, sizeof(uid_t));
+
+	memcpy(copy, uids, sizeof(uid_t) * n);
+#if RLSCHED_PART_UIDS_COUNTED
+	copy[n] = beyond;
+	part_ptr->allow_uids_cnt = n;
+#endif
+	free(part_ptr->allow_uids);
+	part_ptr->allow_uids = copy;
+}
+
 extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
 				  part_record_t *part, time_t submit,
 				  uint32_t time_limit_min, uint32_t cpus,
@@ -543,6 +557,7 @@ extern void stub_reset_cluster(void)
 		part_record_t *part_ptr = part_list->items[i];
 		free(part_ptr->name);
 		free(part_ptr->node_bitmap);
+		free(part_ptr->allow_uids);
 		free(part_ptr);
 	}
 	stub_list_destroy(part_list);

@@ -51,6 +51,11 @@ extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
 extern void stub_job_set_running(job_record_t *job_ptr, int node,
 				 uint16_t cpus, time_t end);
 extern void stub_reset_cluster(void);
+/* AllowGroups members uids[0..n) of a partition, laid out as the version's
+ * slurmctld does (zero-terminated, or counted); when counted, `beyond` is
+ * written after them, where a walk to a 0 would wrongly find it */
+extern void stub_part_allow_uids(part_record_t *part_ptr, const uid_t *uids,
+				 int n, uid_t beyond);
 /* A cluster of `nodes` 64-CPU nodes with 8 GPUs each (some allocated), in
  * `partitions` - 1 partitions of consecutive nodes, each of one of `types`
  * GPU types (h200, a100, l40s, mi300, ...), and a partition "all" of every

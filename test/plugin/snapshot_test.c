@@ -167,6 +167,35 @@ static int _snapshot_pools(void)
 	return 0;
 }
 
+/* AllowGroups: a user outside it sees the partition as not accepting jobs;
+ * root and NO_VAL (site_factor: no user) see all */
+static int _snapshot_allowed_users(void)
+{
+	rlsched_snapshot_t snap = { 0 };
+	const uid_t members[2] = { 1000, 1001 };
+	const struct {
+		uint32_t uid;
+		int left, mid;
+	} cases[] = {
+		{ 1000, 1, 1 }, { 1001, 1, 1 }, { 2000, 0, 1 }, { 0, 1, 1 },
+		{ NO_VAL, 1, 1 },
+	};
+
+	_small_cluster();
+	stub_part_allow_uids(left, members, 2, 2000);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK(rlsched_snapshot_begin(&snap) &&
+		      rlsched_snapshot_finish(&snap, cases[i].uid), "build");
+		CHECK((snap.parts[0].accepts_jobs == cases[i].left) &&
+		      (snap.parts[1].accepts_jobs == cases[i].mid),
+		      "uid %u: left %d mid %d, want %d %d", cases[i].uid,
+		      snap.parts[0].accepts_jobs, snap.parts[1].accepts_jobs,
+		      cases[i].left, cases[i].mid);
+	}
+	rlsched_snapshot_free(&snap);
+	return 0;
+}
+
 /* Allocations of the third build (the first two may size the buffers) */
 static long _steady_allocs(int nodes, long *first)
 {
@@ -285,6 +314,8 @@ int main(int argc, char **argv)
 		rc = _snapshot_pools();
 	else if (!strcmp(argv[1], "snapshot_allocations"))
 		rc = _snapshot_allocations();
+	else if (!strcmp(argv[1], "snapshot_allowed_users"))
+		rc = _snapshot_allowed_users();
 	else if (!strcmp(argv[1], "snapshot_intern"))
 		rc = _snapshot_intern();
 	else if (!strcmp(argv[1], "snapshot_out_of_memory"))
