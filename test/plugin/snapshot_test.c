@@ -288,8 +288,10 @@ static int _snapshot_out_of_memory(void)
 		     rlsched_snapshot_keep(&snap, "job name") &&
 		     rlsched_snapshot_intern(&snap, "account");
 		stub_alloc_fail_after(-1);
-		if (ok)
+		if (ok) {
+			rlsched_snapshot_free(&snap);
 			break;
+		}
 		failed++;
 		CHECK(_build(&snap), "build after the failure at allocation %d", k);
 		_check_small(&snap);
