@@ -6,9 +6,12 @@
 //    development machine. Counter allocs: what one update allocates through Slurm's allocator, after the first.
 //  - BM_Snapshot: the cluster snapshot site_factor_p_update builds under the job write lock, alone, and allocs.
 //  - BM_JobSubmit: one typeless 4-GPU submit, with the queue cached (a burst) and rebuilt (a node changed).
-// Run the Release build: `build/release/bench/plugin_bench` (args: nodes, partitions, types, pending).
+// Run the Release build: `build/release/bench/plugin_bench` (args: nodes, partitions, types, pending);
+// RLSCHED_PLUGIN_DIR=<folder> loads the plugins from there instead (another version's, to compare).
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
+
+#include <cstdlib>
 
 #include <cstdio>
 #include <filesystem>
@@ -38,7 +41,8 @@ bool setup(benchmark::State& state, bool model) {
     scorer = "model: " + path;
   }
   const std::string config = work_dir() + "/rlsched.yaml";
-  if (pb_setup(RLSCHED_PLUGIN_DIR, config.c_str(), scorer.c_str(), static_cast<int>(state.range(0)),
+  const char* plugin_dir = std::getenv("RLSCHED_PLUGIN_DIR");  // another build's plugins, to compare
+  if (pb_setup(plugin_dir ? plugin_dir : RLSCHED_PLUGIN_DIR, config.c_str(), scorer.c_str(), static_cast<int>(state.range(0)),
                static_cast<int>(state.range(1)), static_cast<int>(state.range(2)),
                static_cast<int>(state.range(3))) != 0) {
     state.SkipWithError("the plugins could not be loaded on the stub cluster");
