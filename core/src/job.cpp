@@ -13,4 +13,9 @@ void ReadReport::skip(std::string reason) {
   if (reasons.size() < kMaxReasons) reasons.push_back(std::move(reason));
 }
 
+void ReadReport::warn(std::string warning) {
+  ++warned;
+  if (warnings.size() < kMaxReasons) warnings.push_back(std::move(warning));
+}
+
 }  // namespace rlsched

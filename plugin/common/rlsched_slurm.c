@@ -4,6 +4,11 @@
  *  No policy here: this file only reads Slurm's records. Every pointer that
  *  Slurm may leave NULL is checked; allocations use try_x* so that a failed
  *  allocation degrades the plugin instead of killing slurmctld (x* fatal()s).
+ *
+ *  A snapshot is built under slurmctld's job write lock: one pass over the
+ *  node table, each node's GRES read once and added to the cluster and to
+ *  the partitions of its part_pptr (as Slurm walks nodes), into buffers kept
+ *  from one build to the next.
 \*****************************************************************************/
 
 #include <string.h>
@@ -30,6 +35,73 @@ static bool _reserve(void **array, int *cap, int need, size_t size)
 	return true;
 }
 
+/* ---- strings ---- */
+
+/* xstrdup() fatal()s when out of memory; this returns NULL */
+static char *_try_strdup(const char *s)
+{
+	size_t len = strlen(s);
+	char *copy = try_xmalloc(len + 1);
+
+	if (copy)
+		memcpy(copy, s, len + 1);
+	return copy;
+}
+
+static uint32_t _str_hash(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char) *s) * 16777619u;
+	return h;
+}
+
+/* The slot holding s, or the free slot where it belongs (cap > 0) */
+static uint32_t _strset_slot(const rlsched_strset_t *set, const char *s)
+{
+	uint32_t mask = set->cap - 1, i = _str_hash(s) & mask;
+
+	while (set->slots[i] && strcmp(set->slots[i], s))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static const char *_strset_find(const rlsched_strset_t *set, const char *s)
+{
+	return set->cap ? set->slots[_strset_slot(set, s)] : NULL;
+}
+
+/* Adds s (not in the set; the caller owns it). False when out of memory. */
+static bool _strset_add(rlsched_strset_t *set, const char *s)
+{
+	if ((set->cnt + 1) * 2 > set->cap) {	/* keep it at most half full */
+		rlsched_strset_t grown = { NULL, set->cap ? 2 * set->cap : 64,
+					   set->cnt };
+
+		if (!(grown.slots = try_xcalloc(grown.cap, sizeof(char *))))
+			return false;
+		for (uint32_t i = 0; i < set->cap; i++)
+			if (set->slots[i])
+				grown.slots[_strset_slot(&grown,
+							 set->slots[i])] =
+					set->slots[i];
+		xfree(set->slots);
+		*set = grown;
+	}
+	set->slots[_strset_slot(set, s)] = s;
+	set->cnt++;
+	return true;
+}
+
+static void _strset_clear(rlsched_strset_t *set)
+{
+	if (set->cnt)
+		memset(set->slots, 0, sizeof(char *) * set->cap);
+	set->cnt = 0;
+}
+
+/* A copy of s until the next build */
 static const char *_keep(rlsched_snapshot_t *snap, const char *s)
 {
 	char *copy;
@@ -37,101 +109,100 @@ static const char *_keep(rlsched_snapshot_t *snap, const char *s)
 	if (!s)
 		return NULL;
 	if (!_reserve((void **) &snap->strings, &snap->string_cap,
-		      snap->string_cnt + 1, sizeof(char *)))
+		      snap->string_cnt + 1, sizeof(char *)) ||
+	    !(copy = _try_strdup(s)))
 		return NULL;
-	copy = xstrdup(s);
 	snap->strings[snap->string_cnt++] = copy;
 	return copy;
 }
 
-/* Accelerators of one node, added to the pools in accel[first .. accel_cnt) */
-static bool _add_node_gres(rlsched_snapshot_t *snap, int first,
-			   node_record_t *node_ptr)
+/* The snapshot's lasting copy of a partition or GRES name: made once per
+ * distinct name, so that a build of an unchanged cluster copies nothing */
+static const char *_name(rlsched_snapshot_t *snap, const char *s)
 {
-	list_itr_t *it;
-	gres_state_t *gres_state_node;
-	bool ok = true;
+	const char *found = _strset_find(&snap->names, s);
+	char *copy;
 
-	if (!node_ptr->gres_list)
-		return true;
-	it = list_iterator_create(node_ptr->gres_list);
-	while ((gres_state_node = list_next(it))) {
-		gres_node_state_t *gres_ns = gres_state_node->gres_data;
-		int types, t;
-		int64_t node_idle;
-
-		if (!gres_ns || !gres_state_node->gres_name ||
-		    (gres_state_node->config_flags & GRES_CONF_SHARED))
-			continue;	/* mps, shard: shares of a GPU */
-		node_idle = (int64_t) gres_ns->gres_cnt_avail -
-			    (int64_t) gres_ns->gres_cnt_alloc;
-		if (node_idle < 0)
-			node_idle = 0;
-		types = gres_ns->type_cnt ? gres_ns->type_cnt : 1;
-		for (t = 0; t < types; t++) {
-			const char *type = NULL;
-			int64_t avail, idle;
-			rlsched_accel *pool = NULL;
-			int k;
-
-			if (gres_ns->type_cnt) {
-				type = gres_ns->type_name ?
-					gres_ns->type_name[t] : NULL;
-				avail = gres_ns->type_cnt_avail ?
-					(int64_t) gres_ns->type_cnt_avail[t] : 0;
-				idle = avail - (gres_ns->type_cnt_alloc ?
-					(int64_t) gres_ns->type_cnt_alloc[t] : 0);
-				/* typeless allocations count only in total */
-				if (idle > node_idle)
-					idle = node_idle;
-			} else {
-				avail = (int64_t) gres_ns->gres_cnt_avail;
-				idle = node_idle;
-			}
-			if (avail <= 0)
-				continue;
-			if (idle < 0)
-				idle = 0;
-			for (k = first; k < snap->accel_cnt; k++) {
-				rlsched_accel *a = &snap->accel[k];
-				if (!xstrcmp(a->gres, gres_state_node->gres_name) &&
-				    !xstrcmp(a->type, type)) {
-					pool = a;
-					break;
-				}
-			}
-			if (!pool) {
-				if (!_reserve((void **) &snap->accel,
-					      &snap->accel_cap,
-					      snap->accel_cnt + 1,
-					      sizeof(rlsched_accel))) {
-					ok = false;
-					break;
-				}
-				pool = &snap->accel[snap->accel_cnt++];
-				memset(pool, 0, sizeof(*pool));
-				pool->gres = _keep(snap,
-						   gres_state_node->gres_name);
-				pool->type = _keep(snap, type);
-			}
-			pool->total += (int32_t) avail;
-			pool->idle += (int32_t) idle;
-			if (avail > pool->max_per_node)
-				pool->max_per_node = (int32_t) avail;
-			pool->nodes++;
-		}
-		if (!ok)
-			break;
+	if (found)
+		return found;
+	if (!(copy = _try_strdup(s)))
+		return NULL;
+	if (!_strset_add(&snap->names, copy)) {
+		xfree(copy);
+		return NULL;
 	}
-	list_iterator_destroy(it);
-	return ok;
+	return copy;
 }
+
+/* ---- partitions by record address ---- */
+
+static uint32_t _ptr_hash(const void *p)
+{
+	uint64_t x = (uint64_t) (uintptr_t) p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return (uint32_t) x;
+}
+
+/* Empties the table, with room for n partitions */
+static bool _part_slots_reset(rlsched_snapshot_t *snap, int n)
+{
+	uint32_t cap = snap->part_slot_cap ? snap->part_slot_cap : 64;
+
+	while (cap < 2 * (uint32_t) n)
+		cap *= 2;
+	if (cap != snap->part_slot_cap) {
+		int32_t *slots = try_xcalloc(cap, sizeof(int32_t));
+
+		if (!slots)
+			return false;
+		xfree(snap->part_slots);
+		snap->part_slots = slots;
+		snap->part_slot_cap = cap;
+	} else {
+		memset(snap->part_slots, 0, sizeof(int32_t) * cap);
+	}
+	return true;
+}
+
+static void _part_slots_add(rlsched_snapshot_t *snap, int index)
+{
+	uint32_t mask = snap->part_slot_cap - 1;
+	uint32_t i = _ptr_hash(snap->part_ptrs[index]) & mask;
+
+	while (snap->part_slots[i])
+		i = (i + 1) & mask;
+	snap->part_slots[i] = index + 1;
+}
+
+extern int rlsched_snapshot_part_index(const rlsched_snapshot_t *snap,
+				       const part_record_t *part_ptr)
+{
+	uint32_t mask, i;
+
+	if (!part_ptr || !snap->part_slot_cap)
+		return -1;
+	mask = snap->part_slot_cap - 1;
+	for (i = _ptr_hash(part_ptr) & mask; snap->part_slots[i];
+	     i = (i + 1) & mask) {
+		int p = snap->part_slots[i] - 1;
+
+		if ((p < snap->cluster.n_partitions) &&
+		    (snap->part_ptrs[p] == part_ptr))
+			return p;
+	}
+	return -1;
+}
+
+/* ---- the build ---- */
 
 static bool _uid_allowed(const part_record_t *part_ptr, uint32_t uid)
 {
 	if ((uid == NO_VAL) || (uid == 0) || !part_ptr->allow_uids)
 		return true;
-	for (int i = 0; part_ptr->allow_uids[i]; i++)
+	for (int i = 0; !RLSCHED_PART_UIDS_END(part_ptr, i); i++)
 		if (part_ptr->allow_uids[i] == uid)
 			return true;
 	return false;
@@ -142,8 +213,7 @@ extern bool rlsched_snapshot_begin(rlsched_snapshot_t *snap)
 	for (int i = 0; i < snap->string_cnt; i++)
 		xfree(snap->strings[i]);
 	snap->string_cnt = 0;
-	snap->interned_cnt = 0;
-	snap->accel_cnt = 0;
+	_strset_clear(&snap->interned);
 	memset(&snap->cluster, 0, sizeof(snap->cluster));
 	if (!_reserve((void **) &snap->node_alloc_cpus, &snap->node_cap,
 		      node_record_count + 1, sizeof(uint32_t)))
@@ -173,94 +243,263 @@ extern void rlsched_snapshot_add_running(rlsched_snapshot_t *snap,
 	}
 }
 
-static void _node_cpus(const rlsched_snapshot_t *snap, node_record_t *node_ptr,
-		       int32_t *total, int32_t *idle)
-{
-	int index = RLSCHED_NODE_INDEX(node_ptr);
-	int32_t cpus = RLSCHED_NODE_CPUS(node_ptr);
-	int32_t used = 0;
+/* What one build pass carries through the list callbacks */
+typedef struct {
+	rlsched_snapshot_t *snap;
+	uint32_t submit_uid;
+	int n_parts;		/* partitions copied so far */
+	int max_parts;		/* room in snap->parts */
+	int stride;		/* n_parts + 1: a row of snap->acc */
+	int node;		/* the node whose GRES are being added */
+	int node_part_cnt;	/* its partitions, in snap->node_parts */
+	bool failed;		/* out of memory */
+} _build_t;
 
+/* list_for_each_ro over part_list: one partition's own fields */
+static int _add_part(void *x, void *arg)
+{
+	part_record_t *part_ptr = x;
+	_build_t *b = arg;
+	rlsched_partition *part;
+
+	if (b->n_parts >= b->max_parts)
+		return 0;
+	part = &b->snap->parts[b->n_parts];
+	memset(part, 0, sizeof(*part));
+	if (!(part->name = _name(b->snap, part_ptr->name ? part_ptr->name : ""))) {
+		b->failed = true;
+		return -1;
+	}
+	part->accepts_jobs = (part_ptr->state_up & PARTITION_SUBMIT) &&
+			     _uid_allowed(part_ptr, b->submit_uid);
+	if ((part_ptr->max_time != INFINITE) && (part_ptr->max_time != NO_VAL))
+		part->max_time = (int64_t) part_ptr->max_time * 60;
+	b->snap->part_ptrs[b->n_parts] = part_ptr;
+	_part_slots_add(b->snap, b->n_parts);
+	b->n_parts++;
+	return 0;
+}
+
+/* Index of the (gres, type) kind, added (with a zeroed row of sums) when
+ * new; -1 when out of memory */
+static int _kind(_build_t *b, const char *gres, const char *type)
+{
+	rlsched_snapshot_t *snap = b->snap;
+	rlsched_accel *kind;
+	int k = snap->kind_cnt;
+
+	for (int i = 0; i < snap->kind_cnt; i++)
+		if (!xstrcmp(snap->kinds[i].gres, gres) &&
+		    !xstrcmp(snap->kinds[i].type, type))
+			return i;
+	if (!_reserve((void **) &snap->kinds, &snap->kind_cap, k + 1,
+		      sizeof(rlsched_accel)) ||
+	    !_reserve((void **) &snap->acc, &snap->acc_cap,
+		      (k + 1) * b->stride, sizeof(rlsched_accel)) ||
+	    !_reserve((void **) &snap->acc_first, &snap->acc_first_cap,
+		      (k + 1) * b->stride, sizeof(int32_t)))
+		return -1;
+	kind = &snap->kinds[k];
+	memset(kind, 0, sizeof(*kind));
+	if (!(kind->gres = _name(snap, gres)) ||
+	    (type && !(kind->type = _name(snap, type))))
+		return -1;
+	memset(snap->acc + k * b->stride, 0, sizeof(rlsched_accel) * b->stride);
+	snap->kind_cnt++;
+	return k;
+}
+
+/* Adds avail/idle of one kind on the current node to the cluster and to
+ * the node's partitions */
+static void _add_accel(_build_t *b, int k, int64_t avail, int64_t idle)
+{
+	rlsched_snapshot_t *snap = b->snap;
+
+	for (int j = -1; j < b->node_part_cnt; j++) {
+		int p = (j < 0) ? b->n_parts : snap->node_parts[j];
+		int at = k * b->stride + p;
+		rlsched_accel *sum = &snap->acc[at];
+
+		if (!sum->nodes)
+			snap->acc_first[at] = b->node;
+		sum->total += (int32_t) avail;
+		sum->idle += (int32_t) idle;
+		if (avail > sum->max_per_node)
+			sum->max_per_node = (int32_t) avail;
+		sum->nodes++;
+	}
+}
+
+/* list_for_each_ro over a node's gres_list: its accelerators */
+static int _add_node_gres(void *x, void *arg)
+{
+	gres_state_t *gres_state_node = x;
+	_build_t *b = arg;
+	gres_node_state_t *gres_ns = gres_state_node->gres_data;
+	int types;
+	int64_t node_idle;
+
+	if (!gres_ns || !gres_state_node->gres_name ||
+	    (gres_state_node->config_flags & GRES_CONF_SHARED))
+		return 0;	/* mps, shard: shares of a GPU */
+	node_idle = (int64_t) gres_ns->gres_cnt_avail -
+		    (int64_t) gres_ns->gres_cnt_alloc;
+	if (node_idle < 0)
+		node_idle = 0;
+	types = gres_ns->type_cnt ? gres_ns->type_cnt : 1;
+	for (int t = 0; t < types; t++) {
+		const char *type = NULL;
+		int64_t avail, idle;
+		int k;
+
+		if (gres_ns->type_cnt) {
+			type = gres_ns->type_name ? gres_ns->type_name[t] : NULL;
+			avail = gres_ns->type_cnt_avail ?
+				(int64_t) gres_ns->type_cnt_avail[t] : 0;
+			idle = avail - (gres_ns->type_cnt_alloc ?
+				(int64_t) gres_ns->type_cnt_alloc[t] : 0);
+			/* typeless allocations count only in total */
+			if (idle > node_idle)
+				idle = node_idle;
+		} else {
+			avail = (int64_t) gres_ns->gres_cnt_avail;
+			idle = node_idle;
+		}
+		if (avail <= 0)
+			continue;
+		if (idle < 0)
+			idle = 0;
+		if ((k = _kind(b, gres_state_node->gres_name, type)) < 0) {
+			b->failed = true;
+			return -1;
+		}
+		_add_accel(b, k, avail, idle);
+	}
+	return 0;
+}
+
+/* One node: its CPUs and accelerators, into the cluster and its partitions */
+static bool _add_node(_build_t *b, node_record_t *node_ptr)
+{
+	rlsched_snapshot_t *snap = b->snap;
+	int index = RLSCHED_NODE_INDEX(node_ptr);
+	int32_t cpus = RLSCHED_NODE_CPUS(node_ptr), used = 0, idle;
+
+	if (!_reserve((void **) &snap->node_parts, &snap->node_part_cap,
+		      node_ptr->part_cnt + 1, sizeof(int32_t)))
+		return false;
+	b->node = index;
+	b->node_part_cnt = 0;
+	for (int j = 0; node_ptr->part_pptr && (j < node_ptr->part_cnt); j++) {
+		int p = rlsched_snapshot_part_index(snap,
+						    node_ptr->part_pptr[j]);
+		if (p >= 0)
+			snap->node_parts[b->node_part_cnt++] = p;
+	}
 	if ((index >= 0) && (index < snap->node_cap))
 		used = (int32_t) snap->node_alloc_cpus[index];
-	*total += cpus;
-	*idle += (used < cpus) ? (cpus - used) : 0;
+	idle = (used < cpus) ? (cpus - used) : 0;
+	snap->cluster.nodes_total++;
+	snap->cluster.cpus_total += cpus;
+	snap->cluster.cpus_idle += idle;
+	for (int j = 0; j < b->node_part_cnt; j++) {
+		rlsched_partition *part = &snap->parts[snap->node_parts[j]];
+
+		part->nodes_total++;
+		part->cpus_total += cpus;
+		part->cpus_idle += idle;
+	}
+	if (node_ptr->gres_list)
+		list_for_each_ro(node_ptr->gres_list, _add_node_gres, b);
+	return !b->failed;
+}
+
+/* The pools of partition p (p == n_parts: the cluster) appended to accel,
+ * in the order their first node comes in the node table, as a walk of the
+ * partition's nodes would meet them */
+static void _emit_pools(_build_t *b, int p, int *cnt, int32_t *first_node)
+{
+	rlsched_snapshot_t *snap = b->snap;
+	int start = *cnt;
+
+	for (int k = 0; k < snap->kind_cnt; k++) {
+		int at = k * b->stride + p, pos = *cnt;
+
+		if (!snap->acc[at].nodes)
+			continue;
+		while ((pos > start) &&
+		       (first_node[pos - 1 - start] > snap->acc_first[at])) {
+			snap->accel[pos] = snap->accel[pos - 1];
+			first_node[pos - start] = first_node[pos - 1 - start];
+			pos--;
+		}
+		snap->accel[pos] = snap->acc[at];
+		snap->accel[pos].gres = snap->kinds[k].gres;
+		snap->accel[pos].type = snap->kinds[k].type;
+		first_node[pos - start] = snap->acc_first[at];
+		(*cnt)++;
+	}
 }
 
 extern bool rlsched_snapshot_finish(rlsched_snapshot_t *snap,
 				    uint32_t submit_uid)
 {
-	list_itr_t *it;
-	part_record_t *part_ptr;
 	node_record_t *node_ptr;
-	int n_parts = part_list ? list_count(part_list) : 0;
-	int p = 0, cluster_first;
-	int *first = NULL;
+	_build_t b = { .snap = snap, .submit_uid = submit_uid };
+	int listed = part_list ? list_count(part_list) : 0;
+	int pools = 0, cnt = 0;
 
-	if (!_reserve((void **) &snap->parts, &snap->part_cap, n_parts + 1,
+	snap->cluster.n_partitions = 0;	/* no stale lookups while failing */
+	if (!_reserve((void **) &snap->parts, &snap->part_cap, listed + 1,
 		      sizeof(rlsched_partition)) ||
 	    !_reserve((void **) &snap->part_ptrs, &snap->part_ptr_cap,
-		      n_parts + 1, sizeof(part_record_t *)))
+		      listed + 1, sizeof(part_record_t *)) ||
+	    !_part_slots_reset(snap, listed + 1))
 		return false;
-	if (!(first = try_xcalloc(n_parts + 1, sizeof(int))))
+	b.max_parts = listed;
+	if (listed)
+		list_for_each_ro(part_list, _add_part, &b);
+	if (b.failed)
 		return false;
+	snap->cluster.n_partitions = b.n_parts;	/* part_index() needs it */
+	b.stride = b.n_parts + 1;
+	if (!_reserve((void **) &snap->acc, &snap->acc_cap,
+		      snap->kind_cnt * b.stride, sizeof(rlsched_accel)) ||
+	    !_reserve((void **) &snap->acc_first, &snap->acc_first_cap,
+		      snap->kind_cnt * b.stride, sizeof(int32_t)))
+		return false;
+	if (snap->kind_cnt)
+		memset(snap->acc, 0, sizeof(rlsched_accel) * snap->kind_cnt *
+		       b.stride);
 
-	if (n_parts) {
-		it = list_iterator_create(part_list);
-		while ((p < n_parts) && (part_ptr = list_next(it))) {
-			rlsched_partition *part = &snap->parts[p];
-
-			memset(part, 0, sizeof(*part));
-			snap->part_ptrs[p] = part_ptr;
-			part->name = _keep(snap, part_ptr->name);
-			part->accepts_jobs =
-				(part_ptr->state_up & PARTITION_SUBMIT) &&
-				_uid_allowed(part_ptr, submit_uid);
-			if ((part_ptr->max_time != INFINITE) &&
-			    (part_ptr->max_time != NO_VAL))
-				part->max_time =
-					(int64_t) part_ptr->max_time * 60;
-			first[p] = snap->accel_cnt;
-			for (int i = 0; part_ptr->node_bitmap &&
-			     (i < node_record_count); i++) {
-				if (!bit_test(part_ptr->node_bitmap, i) ||
-				    !(node_ptr = node_record_table_ptr[i]) ||
-				    !RLSCHED_NODE_USABLE(node_ptr))
-					continue;
-				part->nodes_total++;
-				_node_cpus(snap, node_ptr, &part->cpus_total,
-					   &part->cpus_idle);
-				if (!_add_node_gres(snap, first[p], node_ptr))
-					break;
-			}
-			p++;
-		}
-		list_iterator_destroy(it);
-	}
-	n_parts = p;
-
-	cluster_first = snap->accel_cnt;
 	RLSCHED_FOR_EACH_NODE(i, node_ptr) {
-		if (!RLSCHED_NODE_USABLE(node_ptr))
-			continue;
-		snap->cluster.nodes_total++;
-		_node_cpus(snap, node_ptr, &snap->cluster.cpus_total,
-			   &snap->cluster.cpus_idle);
-		if (!_add_node_gres(snap, cluster_first, node_ptr))
-			break;
+		if (RLSCHED_NODE_USABLE(node_ptr) && !_add_node(&b, node_ptr))
+			return false;
 	}
 
-	/* accel may have moved while growing: point into it only now */
-	for (p = 0; p < n_parts; p++) {
-		int end = (p + 1 < n_parts) ? first[p + 1] : cluster_first;
-		snap->parts[p].accel = snap->accel + first[p];
-		snap->parts[p].n_accel = end - first[p];
+	for (int at = 0; at < snap->kind_cnt * b.stride; at++)
+		if (snap->acc[at].nodes)
+			pools++;
+	/* node_parts is free again: the sort keys of one partition's pools */
+	if (!_reserve((void **) &snap->accel, &snap->accel_cap, pools + 1,
+		      sizeof(rlsched_accel)) ||
+	    !_reserve((void **) &snap->node_parts, &snap->node_part_cap,
+		      snap->kind_cnt + 1, sizeof(int32_t)))
+		return false;
+	for (int p = 0; p <= b.n_parts; p++) {
+		int start = cnt;
+
+		_emit_pools(&b, p, &cnt, snap->node_parts);
+		if (p < b.n_parts) {
+			snap->parts[p].accel = snap->accel + start;
+			snap->parts[p].n_accel = cnt - start;
+		} else {
+			snap->cluster.accel = snap->accel + start;
+			snap->cluster.n_accel = cnt - start;
+		}
 	}
 	snap->cluster.partitions = snap->parts;
-	snap->cluster.n_partitions = n_parts;
-	snap->cluster.accel = snap->accel + cluster_first;
-	snap->cluster.n_accel = snap->accel_cnt - cluster_first;
 	snap->built = time(NULL);
-	xfree(first);
 	return true;
 }
 
@@ -268,25 +507,25 @@ extern void rlsched_snapshot_free(rlsched_snapshot_t *snap)
 {
 	for (int i = 0; i < snap->string_cnt; i++)
 		xfree(snap->strings[i]);
+	for (uint32_t i = 0; i < snap->names.cap; i++)
+		if (snap->names.slots[i]) {
+			char *name = (char *) snap->names.slots[i];
+			xfree(name);
+		}
+	xfree(snap->names.slots);
+	xfree(snap->interned.slots);
 	xfree(snap->strings);
-	xfree(snap->interned);
 	xfree(snap->parts);
 	xfree(snap->part_ptrs);
+	xfree(snap->part_slots);
 	xfree(snap->accel);
+	xfree(snap->kinds);
+	xfree(snap->acc);
+	xfree(snap->acc_first);
+	xfree(snap->node_parts);
 	xfree(snap->node_alloc_cpus);
 	xfree(snap->job_parts);
 	memset(snap, 0, sizeof(*snap));
-}
-
-extern int rlsched_snapshot_part_index(const rlsched_snapshot_t *snap,
-				       const part_record_t *part_ptr)
-{
-	if (!part_ptr)
-		return -1;
-	for (int p = 0; p < snap->cluster.n_partitions; p++)
-		if (snap->part_ptrs[p] == part_ptr)
-			return p;
-	return -1;
 }
 
 extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
@@ -309,25 +548,17 @@ extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s)
 {
-	const char *copy;
+	const char *found, *copy;
 
 	if (!s)
 		return NULL;
-	for (int k = 0; k < snap->cluster.n_accel; k++) {
-		const rlsched_accel *a = &snap->cluster.accel[k];
-		if (!xstrcmp(a->gres, s))
-			return a->gres;
-		if (!xstrcmp(a->type, s))
-			return a->type;
-	}
-	for (int i = 0; i < snap->interned_cnt; i++)
-		if (!xstrcmp(snap->interned[i], s))
-			return snap->interned[i];
-	if (!_reserve((void **) &snap->interned, &snap->interned_cap,
-		      snap->interned_cnt + 1, sizeof(char *)) ||
-	    !(copy = _keep(snap, s)))
+	if ((found = _strset_find(&snap->names, s)) ||
+	    (found = _strset_find(&snap->interned, s)))
+		return found;
+	if (!(copy = _keep(snap, s)))
 		return NULL;
-	snap->interned[snap->interned_cnt++] = copy;
+	/* Out of memory for the table: still a copy, only not shared */
+	(void) _strset_add(&snap->interned, copy);
 	return copy;
 }
 
@@ -565,42 +796,63 @@ static void _remember_config(rlsched_config_engine_t *ce)
 	}
 }
 
-extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
+/* Creates the engine, or reconfigures it; `asked`: an admin's reconfigure */
+static void _config_load(rlsched_config_engine_t *ce, bool asked)
 {
 	rlsched_engine_options opts = {
 		.abi_version = RLSCHED_ABI_VERSION,
+		.config_path = rlsched_config_path(),
 		.log = rlsched_slurm_log,
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 	};
-	time_t now = time(NULL);
 
-	if (ce->seen && ce->check_every && (now - ce->checked < ce->check_every))
-		return;
-	ce->checked = now;
-	/* Retry a bad config only once it changed: no re-read per call */
-	if (ce->seen && !_config_changed(ce))
-		return;
 	ce->seen = true;
+	ce->checked = time(NULL);
 	_remember_config(ce);
 	if (ce->engine) {
-		/* Once per version of the file: it is re-read on change only */
+		/* Once per version of the file (or per reconfigure) */
 		if (rlsched_engine_reconfigure(ce->engine) != RLSCHED_OK) {
 			ce->faults.total++;
-			error("%s: %s changed: keeping the previous settings: %s",
-			      ce->type, rlsched_config_path(),
-			      rlsched_last_error(ce->engine));
+			if (asked)
+				error("%s: reconfigure: keeping the previous settings: %s",
+				      ce->type, rlsched_last_error(ce->engine));
+			else
+				error("%s: %s changed: keeping the previous settings: %s",
+				      ce->type, rlsched_config_path(),
+				      rlsched_last_error(ce->engine));
 		} else {
 			rlsched_fault_cleared(&ce->faults, ce->type);
 		}
 		return;
 	}
-	opts.config_path = rlsched_config_path();
+	rlsched_engine_options_weights(&opts);	/* multifactor fallback */
 	if (rlsched_engine_create(&opts, &ce->engine) != RLSCHED_OK) {
 		ce->engine = NULL;
 		rlsched_fault(&ce->faults, ce->type, "loading the config",
 			      ce->consequence, rlsched_last_error(NULL));
+	} else {
+		rlsched_fault_cleared(&ce->faults, ce->type);
 	}
+}
+
+extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
+{
+	time_t now = time(NULL);
+
+	if (ce->seen && (now >= ce->checked) &&
+	    (now - ce->checked < RLSCHED_CONFIG_CHECK_SECONDS))
+		return;
+	ce->checked = now;
+	/* Retry a bad config only once it changed: no re-read per call */
+	if (ce->seen && !_config_changed(ce))
+		return;
+	_config_load(ce, false);
+}
+
+extern void rlsched_config_engine_reload(rlsched_config_engine_t *ce)
+{
+	_config_load(ce, true);
 }
 
 extern void rlsched_config_engine_release(rlsched_config_engine_t *ce)

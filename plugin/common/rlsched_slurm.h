@@ -14,21 +14,39 @@
 
 #include "rlsched/rlsched.h"
 
+/* Strings by content: open addressing, a power-of-two number of slots */
+typedef struct {
+	const char **slots;
+	uint32_t cap;
+	uint32_t cnt;
+} rlsched_strset_t;
+
 /* Partitions, nodes and accelerators as the core sees them, plus what the
  * job pass adds (CPUs and accelerators held by running jobs). All memory is
- * owned here (strings copied), reused across builds. */
+ * owned here (strings copied) and reused across builds: a build allocates
+ * only when the cluster grew (more partitions, nodes or GRES kinds than any
+ * build before) or for names it has not seen before. */
 typedef struct {
 	rlsched_cluster cluster;
 	rlsched_partition *parts;	/* cluster.partitions */
 	int part_cap;
 	part_record_t **part_ptrs;	/* parts[i] was built from this record */
 	int part_ptr_cap;
+	int32_t *part_slots;		/* part_ptrs by address: index + 1, 0 free */
+	uint32_t part_slot_cap;		/* a power of two, or 0 */
 	rlsched_accel *accel;		/* per partition, then the cluster's */
-	int accel_cnt, accel_cap;
-	char **strings;			/* copies of names, freed on rebuild */
+	int accel_cap;
+	rlsched_accel *kinds;		/* (gres, type) seen on nodes, kept */
+	int kind_cnt, kind_cap;
+	rlsched_accel *acc;		/* [kind * (partitions + 1) + p]: sums; */
+	int32_t *acc_first;		/* first node of each; p == partitions: */
+	int acc_cap, acc_first_cap;	/* the cluster */
+	int32_t *node_parts;		/* partition indices of the current node */
+	int node_part_cap;
+	rlsched_strset_t names;		/* partition and GRES names, kept */
+	char **strings;			/* per build copies, freed on rebuild */
 	int string_cnt, string_cap;
-	const char **interned;		/* rlsched_snapshot_intern() copies */
-	int interned_cnt, interned_cap;
+	rlsched_strset_t interned;	/* rlsched_snapshot_intern(), per build */
 	uint32_t *node_alloc_cpus;	/* by node index, from the job pass */
 	int node_cap;
 	int32_t *job_parts;		/* rlsched_job.partitions of multi-partition jobs */
@@ -56,13 +74,13 @@ extern int rlsched_snapshot_part_index(const rlsched_snapshot_t *snap,
 extern int rlsched_snapshot_part_by_name(const rlsched_snapshot_t *snap,
 					 const char *name);
 
-/* A copy of s owned by the snapshot (NULL for NULL): the pool's own copy
- * when a pool has that GRES name or type, else one copy per distinct
- * string. For job records kept beyond the job lock (a cached queue). */
-/* A copy of s owned by the snapshot (freed with it); NULL for NULL or when out of memory. For strings that are
- * mostly distinct (job names), where interning would cost a search per string. */
+/* A copy of s owned by the snapshot until its next build; NULL for NULL or
+ * when out of memory. For strings that are mostly distinct (job names). */
 extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
 					 const char *s);
+/* Same, one copy per distinct string (a hash lookup), and the snapshot's
+ * own copy when a partition or GRES has that name or type. For job records
+ * kept beyond the job lock (a cached queue): GRES names, accounts. */
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s);
 
@@ -109,10 +127,16 @@ extern void rlsched_fault(rlsched_faults_t *faults, const char *type,
 /* The plugin worked: logs the end of a run of faults */
 extern void rlsched_fault_cleared(rlsched_faults_t *faults, const char *type);
 
-/* An engine that follows rlsched.yaml: created on first use, reconfigured
- * when the file changes (size or mtime), left as it was when the new
- * version is refused. For plugins without a reconfigure hook of their own
- * (job_submit, preempt). The caller holds its own lock around these. */
+/* Seconds between two looks (stat()) at rlsched.yaml by one plugin */
+#define RLSCHED_CONFIG_CHECK_SECONDS 1
+
+/* An engine that follows rlsched.yaml, the one rule of all three plugins:
+ * created on first use; the file is looked at (stat()) at most once every
+ * RLSCHED_CONFIG_CHECK_SECONDS and re-read when its size or mtime changed;
+ * a refused version leaves the engine as it was and is retried only once
+ * the file changes again. Cheap enough for job_submit (per submit) and
+ * preempt (per candidate job) under slurmctld's locks. The caller holds
+ * its own lock around these. */
 typedef struct {
 	rlsched_engine *engine;	/* NULL while the config cannot be loaded */
 	uint32_t flags;		/* RLSCHED_ENGINE_* for create */
@@ -122,14 +146,14 @@ typedef struct {
 	struct timespec mtime;
 	off_t size;		/* -1: no file seen */
 	bool seen;		/* mtime/size are valid */
-	time_t check_every;	/* seconds between stat()s of the file; 0: every call */
-	time_t checked;		/* when it was last stat()ed */
+	time_t checked;		/* when the file was last looked at */
 } rlsched_config_engine_t;
 
-/* Creates or reconfigures the engine when the config file changed since the
- * last check (a bad version is retried only once it changes again). The
- * file is looked at on every call, or at most every check_every seconds. */
+/* Applies the rule above. */
 extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce);
+/* Re-reads the file now, changed or not (scontrol reconfigure); a refused
+ * version is logged every time: an admin asked. */
+extern void rlsched_config_engine_reload(rlsched_config_engine_t *ce);
 /* Destroys the engine and forgets the file, for fini(). */
 extern void rlsched_config_engine_release(rlsched_config_engine_t *ce);
 

@@ -134,6 +134,18 @@ extern RLSCHED_EXPORT int preempt_p_get_data(				\
 #define RLSCHED_PREEMPT_GET_DATA(plugin_type)
 #endif
 
+/* The members of a partition's AllowGroups: a zero-terminated array in
+ * 22.05, counted by allow_uids_cnt (not terminated) in 24.11; assumed from
+ * 23.02 on (a version without the count fails to compile here, rather than
+ * reading past the array). RLSCHED_PART_UIDS_END(part_ptr, i): no uid at i. */
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
+#define RLSCHED_PART_UIDS_COUNTED 0
+#define RLSCHED_PART_UIDS_END(part_ptr, i) (!(part_ptr)->allow_uids[i])
+#else
+#define RLSCHED_PART_UIDS_COUNTED 1
+#define RLSCHED_PART_UIDS_END(part_ptr, i) ((i) >= (part_ptr)->allow_uids_cnt)
+#endif
+
 /* The GRES a pending job asked for (gres_state_t list; gres_list before 21.08). */
 #define RLSCHED_JOB_GRES_REQ(job_ptr) ((job_ptr)->gres_list_req)
 /* The GRES a running job holds. */

@@ -16,7 +16,8 @@
  *
  *  slurm.conf: JobSubmitPlugins=rlsched. The config file is the one named by
  *  PrioritySiteFactorParameters (default /etc/slurm/rlsched.yaml); it is
- *  re-read when it changes. Faults never reject a job: the job passes
+ *  re-read when it changes (looked at once a second at most, not at every
+ *  submit). Faults never reject a job: the job passes
  *  unchanged, the fault is logged once and counted.
 \*****************************************************************************/
 

@@ -33,9 +33,6 @@ static rlsched_config_engine_t ce = {
 	.type = plugin_type,
 	.consequence = "only requeueable jobs with a signal are victims, in QOS order",
 	.size = -1,
-	/* preempt_p_preemptable runs per candidate job under the job write
-	 * lock: stat() the config once a second, not per call */
-	.check_every = 1,
 };
 static const rlsched_snapshot_t no_partitions;	/* job fields only */
 static uint64_t preemptions = 0;

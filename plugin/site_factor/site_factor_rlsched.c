@@ -12,6 +12,8 @@
  *	PrioritySiteFactorPlugin=site_factor/rlsched
  *	PrioritySiteFactorParameters=/etc/slurm/rlsched.yaml
  *  Detail per job: DebugFlags=Priority (or `debug: true` in rlsched.yaml).
+ *  The file is re-read when it changes (looked at once a second at most, as
+ *  by the other two plugins) and at scontrol reconfigure.
  *
  *  Faults never take slurmctld down: an engine error is logged once, the
  *  site factors are left as they are, and the fault is counted.
@@ -31,7 +33,13 @@ RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define RLSCHED_PREFETCH_AHEAD 8
 
 static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
-static rlsched_engine *engine = NULL;
+/* rlsched.yaml by the rule of all three plugins (rlsched_slurm.h), and
+ * re-read at scontrol reconfigure; ce.engine is NULL while it is unusable */
+static rlsched_config_engine_t ce = {
+	.type = plugin_type,
+	.consequence = "site factors left unchanged",
+	.size = -1,
+};
 static rlsched_snapshot_t snapshot;
 static bool snapshot_valid = false;
 
@@ -42,37 +50,16 @@ static uint32_t *factors = NULL;
 static double *scores = NULL;
 static size_t job_cap = 0;
 
-static rlsched_faults_t faults;
 static uint64_t update_cnt = 0;
 
 static void _fault(const char *what, const char *why)
 {
-	rlsched_fault(&faults, plugin_type, what, "site factors left unchanged", why);
+	rlsched_fault(&ce.faults, plugin_type, what, ce.consequence, why);
 }
 
 static void _success(void)
 {
-	rlsched_fault_cleared(&faults, plugin_type);
-}
-
-/* Builds the engine from the config; NULL (logged, counted) on failure */
-static rlsched_engine *_create_engine(void)
-{
-	rlsched_engine_options opts = {
-		.abi_version = RLSCHED_ABI_VERSION,
-		.config_path = rlsched_config_path(),
-		.log = rlsched_slurm_log,
-		.log_ctx = (void *) plugin_type,
-	};
-	rlsched_engine *e = NULL;
-
-	rlsched_engine_options_weights(&opts);
-	if (rlsched_engine_create(&opts, &e) != RLSCHED_OK) {
-		_fault("loading the config",
-		       rlsched_last_error(NULL));
-		return NULL;
-	}
-	return e;
+	rlsched_fault_cleared(&ce.faults, plugin_type);
 }
 
 static bool _want_detail(const rlsched_engine_info *inf)
@@ -85,8 +72,8 @@ extern RLSCHED_EXPORT int init(void)
 	rlsched_engine_info inf;
 
 	slurm_mutex_lock(&rlsched_lock);
-	engine = _create_engine();
-	if (engine && (rlsched_engine_get_info(engine, &inf) == RLSCHED_OK))
+	rlsched_config_engine_refresh(&ce);
+	if (ce.engine && (rlsched_engine_get_info(ce.engine, &inf) == RLSCHED_OK))
 		info("%s: loaded, mode %s, scoring with %s, site factors in [0, %u] (+NICE_OFFSET)",
 		     plugin_type,
 		     (inf.mode == RLSCHED_MODE_ENFORCE) ? "enforce" : "shadow",
@@ -102,13 +89,12 @@ extern RLSCHED_EXPORT int fini(void)
 	rlsched_counters c;
 
 	slurm_mutex_lock(&rlsched_lock);
-	if (engine && (rlsched_engine_get_counters(engine, &c) == RLSCHED_OK))
+	if (ce.engine && (rlsched_engine_get_counters(ce.engine, &c) == RLSCHED_OK))
 		info("%s: unloading; %"PRIu64" scoring calls, %"PRIu64" served by the fallback, %"PRIu64" model loads, %"PRIu64" refused, %"PRIu64" plugin faults",
 		     plugin_type, c.score_calls, c.fallback_calls,
 		     c.model_loads, c.model_load_failures + c.model_untrusted,
-		     faults.total);
-	rlsched_engine_destroy(engine);
-	engine = NULL;
+		     ce.faults.total);
+	rlsched_config_engine_release(&ce);
 	rlsched_snapshot_free(&snapshot);
 	snapshot_valid = false;
 	xfree(jobs);
@@ -125,18 +111,7 @@ extern RLSCHED_EXPORT int fini(void)
 extern RLSCHED_EXPORT void site_factor_p_reconfig(void)
 {
 	slurm_mutex_lock(&rlsched_lock);
-	if (!engine) {
-		engine = _create_engine();
-		if (engine)
-			_success();
-	} else if (rlsched_engine_reconfigure(engine) != RLSCHED_OK) {
-		/* An admin's action: answer every time, not once */
-		faults.total++;
-		error("%s: reconfigure: keeping the previous settings: %s",
-		      plugin_type, rlsched_last_error(engine));
-	} else {
-		_success();
-	}
+	rlsched_config_engine_reload(&ce);
 	slurm_mutex_unlock(&rlsched_lock);
 }
 
@@ -169,7 +144,8 @@ extern RLSCHED_EXPORT void site_factor_p_set(job_record_t *job_ptr)
 	if (!job_ptr)
 		return;
 	slurm_mutex_lock(&rlsched_lock);
-	if (!engine)
+	rlsched_config_engine_refresh(&ce);
+	if (!ce.engine)
 		goto done;
 	if (!snapshot_valid) {
 		if (!rlsched_snapshot_begin(&snapshot) ||
@@ -186,10 +162,10 @@ extern RLSCHED_EXPORT void site_factor_p_set(job_record_t *job_ptr)
 			&snapshot, job_ptr->part_ptr->name);
 	rlsched_jobs_fill_partitions(&snapshot, &job, &job_ptr, 1);
 	job.state = RLSCHED_JOB_PENDING;
-	if ((rlsched_score_one(engine, time(NULL), &snapshot.cluster, &job,
+	if ((rlsched_score_one(ce.engine, time(NULL), &snapshot.cluster, &job,
 			       &score, &factor) != RLSCHED_OK) ||
-	    (rlsched_engine_get_info(engine, &inf) != RLSCHED_OK)) {
-		_fault("site_factor_p_set", rlsched_last_error(engine));
+	    (rlsched_engine_get_info(ce.engine, &inf) != RLSCHED_OK)) {
+		_fault("site_factor_p_set", rlsched_last_error(ce.engine));
 		goto done;
 	}
 	_success();
@@ -221,7 +197,8 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	slurm_mutex_lock(&rlsched_lock);
-	if (!engine || !job_list)
+	rlsched_config_engine_refresh(&ce);
+	if (!ce.engine || !job_list)
 		goto done;
 	if (!_grow((size_t) list_count(job_list) + 1) ||
 	    !rlsched_snapshot_begin(&snapshot)) {
@@ -264,10 +241,10 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	rlsched_jobs_fill_partitions(&snapshot, jobs, job_ptrs, n);
 	copy_ms = rlsched_elapsed_ms(&start);
 
-	if ((rlsched_score_batch(engine, now, &snapshot.cluster, jobs, n,
+	if ((rlsched_score_batch(ce.engine, now, &snapshot.cluster, jobs, n,
 				 scores, factors) != RLSCHED_OK) ||
-	    (rlsched_engine_get_info(engine, &inf) != RLSCHED_OK)) {
-		_fault("site_factor_p_update", rlsched_last_error(engine));
+	    (rlsched_engine_get_info(ce.engine, &inf) != RLSCHED_OK)) {
+		_fault("site_factor_p_update", rlsched_last_error(ce.engine));
 		goto done;
 	}
 	_success();

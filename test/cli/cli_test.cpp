@@ -348,6 +348,28 @@ TEST_CASE("trace errors exit 1 naming the file and line") {
   CHECK(contains(lenient.out, "12 records, 3 used, 9 skipped"));
   CHECK(contains(lenient.out, "skipped: " + kMalformedSwf + ":3: "));
 
+  // Nothing usable: the error says why, record by record, not only how many were skipped.
+  {
+    TempDir bad;
+    const std::string swf = bad.file("nothing.swf");
+    std::ofstream(swf) << "; MaxProcs: 4\n1 0 0 10\n2 5 0 x 1 -1 -1 1 60 -1 1 1 1 -1 1 1 -1 -1\n";
+    const Run nothing = run_cli({"evaluate", "--trace", swf, "--policies", "fcfs"});
+    CHECK(nothing.exit_code == 1);
+    CHECK(contains(nothing.err, swf + ": no usable jobs (2 records, 2 skipped):"));
+    CHECK(contains(nothing.err, "skipped: " + swf + ":2: expected 18 fields, got 4"));
+    CHECK(contains(nothing.err, "skipped: " + swf + ":3: field 4 (run time) is not an integer (got 'x')"));
+  }
+  // An extra trailing column is read past, and the report counts it.
+  {
+    TempDir extra;
+    const std::string swf = extra.file("extra.swf");
+    std::ofstream(swf) << "1 0 0 10 1 -1 -1 1 60 -1 1 1 1 -1 1 1 -1 -1 9\n2 5 0 20 1 -1 -1 1 60 -1 1 1 1 -1 1 1 -1 -1 9\n";
+    const Run read = run_cli({"evaluate", "--trace", swf, "--policies", "fcfs", "--strict"});
+    CHECK(read.exit_code == 0);
+    CHECK(contains(read.out, "2 records, 2 used, 0 skipped"));
+    CHECK(contains(read.out, "warning: " + swf + ":1: 19 fields, the format has 18: the last 1 ignored"));
+  }
+
   const std::string absent = kData + "/swf/no_such_trace.swf";
   const Run missing = run_cli({"evaluate", "--trace", absent, "--policies", "fcfs"});
   CHECK(missing.exit_code == 1);

@@ -116,6 +116,47 @@ TEST_CASE("SWF: strict mode fails on the first skipped record") {
   CHECK(read_swf(kData + "/swf/small.swf", ReadOptions{true}).ok());
 }
 
+TEST_CASE("SWF: fields after the 18th are ignored with a counted warning, strict or not") {
+  // Record 1 has one extra trailing column, record 2 three, record 3 none, record 4 is short.
+  TempFile file("extra.swf",
+                "; MaxProcs: 64\n"
+                "1 0 5 100 4 -1 -1 4 200 -1 1 3 4 -1 1 1 -1 -1 site-column\n"
+                "2 10 0 50 8 -1 -1 8 60 -1 1 3 4 -1 1 1 -1 -1 7 8 9\n"
+                "3 20 0 70 2 -1 -1 2 90 -1 1 3 4 -1 1 1 -1 -1\n"
+                "4 30 0 70 2 -1 -1 2 90 -1 1 3 4 -1 1 1\n");
+  for (const bool strict : {false, true}) {
+    INFO("strict " << strict);
+    auto workload = read_swf(file.path, ReadOptions{strict});
+    if (strict) {
+      REQUIRE_FALSE(workload.ok());
+      CHECK(workload.status().message() == file.path + ":5: expected 18 fields, got 16");
+      continue;
+    }
+    REQUIRE(workload.ok());
+    const auto& report = workload->report;
+    CHECK(report.records == 4);
+    CHECK(report.used == 3);
+    CHECK(report.skipped == 1);
+    CHECK(report.warned == 2);
+    const std::vector<std::string> expected = {
+        file.path + ":2: 19 fields, the format has 18: the last 1 ignored",
+        file.path + ":3: 21 fields, the format has 18: the last 3 ignored",
+    };
+    CHECK(report.warnings == expected);
+    REQUIRE(workload->jobs.size() == 3);
+    CHECK(workload->jobs[0].id == 1);
+    CHECK(workload->jobs[0].run_time == 100);
+    CHECK(workload->jobs[0].time_limit == 200);
+    CHECK(workload->jobs[1].cpus == 8);
+    CHECK(workload->jobs[2].id == 3);
+  }
+  TempFile no_short("extra_only.swf", "1 0 5 100 4 -1 -1 4 200 -1 1 3 4 -1 1 1 -1 -1 x\n");
+  auto strict = read_swf(no_short.path, ReadOptions{true});
+  REQUIRE(strict.ok());
+  CHECK(strict->jobs.size() == 1);
+  CHECK(strict->report.warned == 1);
+}
+
 TEST_CASE("SWF: missing, empty and junk files") {
   auto missing = read_swf(kData + "/swf/no_such_file.swf");
   REQUIRE_FALSE(missing.ok());

@@ -17,26 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rlsched_slurm.h"
 #include "slurm_stubs.h"
+#include "check.h"
 
 extern int rlsched_test_write_model(const char *path, unsigned seed);
 
-static int failures = 0;
 static char work_dir[256];
 static char config_path[512];
 static char model_path[512];
 static const char *plugin_dir;
-
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			failures++;					\
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ",	\
-				__FILE__, __LINE__, #cond);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fprintf(stderr, "\n");				\
-		}							\
-	} while (0)
 
 typedef struct {
 	void *handle;
@@ -707,8 +697,10 @@ static int _job_submit_bad_config(void)
 	}
 	CHECK(stub_log_count_level(LOG_LEVEL_ERROR, "") == 1,
 	      "logged once: %d", stub_log_count_level(LOG_LEVEL_ERROR, ""));
-	/* Fixed file: picked up at the next submit (no reconfig hook) */
+	/* Fixed file: picked up by the first submit once the plugin looks
+	 * at the file again (no reconfig hook) */
 	_config(submit_config, 0644);
+	sleep(RLSCHED_CONFIG_CHECK_SECONDS);
 	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
 	_submit(&p, d, &err);
 	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:h200:4"), "mapped after fix: %s",

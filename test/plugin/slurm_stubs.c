@@ -21,6 +21,41 @@ WEAK node_record_t **node_record_table_ptr = NULL;
 WEAK int node_record_count = 0;
 WEAK time_t last_node_update = 0;
 
+/* ---- allocation counter ---- */
+static long stub_allocs = 0;
+static long stub_fail_from = -1;
+
+extern void stub_alloc_reset(void)
+{
+	stub_allocs = 0;
+}
+
+extern void stub_alloc_fail_after(long n)
+{
+	stub_fail_from = n;
+}
+
+/* Counts one allocation; true when it must fail */
+static bool _alloc_fails(void)
+{
+	long n = stub_allocs++;
+
+	return (stub_fail_from >= 0) && (n >= stub_fail_from);
+}
+
+static void _out_of_memory(bool try)
+{
+	if (!try) {
+		fprintf(stderr, "stub: fatal: out of memory in a non-try allocation\n");
+		abort();
+	}
+}
+
+extern long stub_alloc_count(void)
+{
+	return stub_allocs;
+}
+
 /* ---- lists ---- */
 struct xlist {
 	void **items;
@@ -68,6 +103,9 @@ WEAK int slurm_list_count(list_t *l)
 WEAK list_itr_t *slurm_list_iterator_create(list_t *l)
 {
 	list_itr_t *it = calloc(1, sizeof(*it));
+
+	if (_alloc_fails())	/* xmalloc() in Slurm's list.c */
+		_out_of_memory(false);
 	it->list = l;
 	return it;
 }
@@ -82,6 +120,18 @@ WEAK void *slurm_list_next(list_itr_t *it)
 WEAK void slurm_list_iterator_destroy(list_itr_t *it)
 {
 	free(it);
+}
+
+WEAK int slurm_list_for_each_ro(list_t *l, ListForF f, void *arg)
+{
+	int n = 0;
+
+	for (int i = 0; l && (i < l->count); i++) {
+		n++;
+		if (f(l->items[i], arg) < 0)
+			return -n;
+	}
+	return n;
 }
 
 WEAK void *slurm_list_find_first_ro(list_t *l, ListFindF f, void *key)
@@ -115,19 +165,21 @@ WEAK int slurm_bit_test(bitstr_t *b, bitoff_t bit)
 	return (int) ((((uint64_t) b[1 + bit / 64]) >> (bit % 64)) & 1);
 }
 
+/* A word at a time, as Slurm's bitstring.c: benchmarks on thousands of
+ * nodes must not measure a bit-by-bit scan slurmctld does not do */
 WEAK bitoff_t slurm_bit_ffs(bitstr_t *b)
 {
-	for (bitoff_t i = 0; i < b[0]; i++)
-		if (slurm_bit_test(b, i))
-			return i;
+	for (bitoff_t w = 0; w < (b[0] + 63) / 64; w++)
+		if (b[1 + w])
+			return w * 64 + __builtin_ctzll((uint64_t) b[1 + w]);
 	return -1;
 }
 
 WEAK bitoff_t slurm_bit_fls(bitstr_t *b)
 {
-	for (bitoff_t i = b[0] - 1; i >= 0; i--)
-		if (slurm_bit_test(b, i))
-			return i;
+	for (bitoff_t w = (b[0] + 63) / 64 - 1; w >= 0; w--)
+		if (b[1 + w])
+			return w * 64 + 63 - __builtin_clzll((uint64_t) b[1 + w]);
 	return -1;
 }
 
@@ -135,7 +187,13 @@ WEAK bitoff_t slurm_bit_fls(bitstr_t *b)
 WEAK void *slurm_xcalloc(size_t count, size_t size, bool clear, bool try,
 			 const char *file, int line, const char *func)
 {
-	void *p = calloc(count ? count : 1, size ? size : 1);
+	void *p;
+
+	if (_alloc_fails()) {
+		_out_of_memory(try);
+		return NULL;
+	}
+	p = calloc(count ? count : 1, size ? size : 1);
 	if (!p && !try)
 		abort();
 	return p;
@@ -145,7 +203,13 @@ WEAK void *slurm_xrecalloc(void **item, size_t count, size_t size, bool clear,
 			   bool try, const char *file, int line,
 			   const char *func)
 {
-	void *p = realloc(*item, count * size);
+	void *p;
+
+	if (_alloc_fails()) {
+		_out_of_memory(try);
+		return NULL;
+	}
+	p = realloc(*item, count * size);
 	if (!p) {
 		if (!try)
 			abort();
@@ -163,7 +227,11 @@ WEAK void slurm_xfree(void **item)
 
 WEAK char *slurm_xstrdup(const char *s)
 {
-	return s ? strdup(s) : NULL;
+	if (!s)
+		return NULL;
+	if (_alloc_fails())
+		_out_of_memory(false);
+	return strdup(s);
 }
 
 WEAK int slurm_xstrcmp(const char *a, const char *b)
@@ -360,12 +428,33 @@ extern part_record_t *stub_add_part(const char *name, int first_node,
 	part_ptr->state_up = PARTITION_UP;
 	part_ptr->max_time = max_time_min;
 	part_ptr->node_bitmap = stub_bit_alloc(node_record_count);
-	for (int i = first_node; i <= last_node; i++)
+	for (int i = first_node; i <= last_node; i++) {
+		node_record_t *node_ptr = node_record_table_ptr[i];
+
 		stub_bit_set(part_ptr->node_bitmap, i);
+		node_ptr->part_pptr = realloc(node_ptr->part_pptr,
+					      sizeof(void *) *
+					      (node_ptr->part_cnt + 1));
+		node_ptr->part_pptr[node_ptr->part_cnt++] = part_ptr;
+	}
 	if (!part_list)
 		part_list = stub_list_create();
 	stub_list_append(part_list, part_ptr);
 	return part_ptr;
+}
+
+extern void stub_part_allow_uids(part_record_t *part_ptr, const uid_t *uids,
+				 int n, uid_t beyond)
+{
+	uid_t *copy = calloc(n + 2, sizeof(uid_t));
+
+	memcpy(copy, uids, sizeof(uid_t) * n);
+#if RLSCHED_PART_UIDS_COUNTED
+	copy[n] = beyond;
+	part_ptr->allow_uids_cnt = n;
+#endif
+	free(part_ptr->allow_uids);
+	part_ptr->allow_uids = copy;
 }
 
 extern job_record_t *stub_add_job(uint32_t job_id, uint32_t state,
@@ -468,6 +557,7 @@ extern void stub_reset_cluster(void)
 		part_record_t *part_ptr = part_list->items[i];
 		free(part_ptr->name);
 		free(part_ptr->node_bitmap);
+		free(part_ptr->allow_uids);
 		free(part_ptr);
 	}
 	stub_list_destroy(part_list);
@@ -475,6 +565,7 @@ extern void stub_reset_cluster(void)
 	for (int i = 0; i < node_record_count; i++) {
 		node_record_t *node_ptr = node_record_table_ptr[i];
 		free(node_ptr->name);
+		free(node_ptr->part_pptr);
 		_free_gres_list(node_ptr->gres_list, true);
 		free(node_ptr);
 	}
@@ -482,4 +573,45 @@ extern void stub_reset_cluster(void)
 	node_record_table_ptr = NULL;
 	node_record_count = 0;
 	node_cap = 0;
+}
+
+extern const char *stub_large_cluster_type(int p, int types)
+{
+	static const char *const names[] = { "h200", "a100", "l40s", "mi300",
+					     "h100", "v100", "t4", "a10" };
+
+	return names[(p % types) % 8];
+}
+
+extern void stub_large_cluster(int nodes, int partitions, int types,
+			       part_record_t **parts_out)
+{
+	int groups = (partitions > 1) ? partitions - 1 : 1;
+	int per = (nodes >= groups) ? nodes / groups : 1;
+	char name[32];
+
+	stub_reset_cluster();
+	for (int i = 0; i < nodes; i++) {
+		int p = (i / per < groups) ? i / per : groups - 1;
+
+		snprintf(name, sizeof(name), "n%d", i);
+		stub_add_node(name, 64, "gpu", stub_large_cluster_type(p, types),
+			      8, i % 9);
+	}
+	for (int p = 0; p < partitions - 1; p++) {
+		part_record_t *part_ptr;
+		int last = (p == groups - 1) ? nodes - 1 : (p + 1) * per - 1;
+
+		snprintf(name, sizeof(name), "p%d", p);
+		part_ptr = stub_add_part(name, p * per, last, 2880);
+		if (parts_out)
+			parts_out[p] = part_ptr;
+	}
+	if (partitions > 0) {
+		part_record_t *part_ptr = stub_add_part("all", 0, nodes - 1,
+							INFINITE);
+		if (parts_out)
+			parts_out[partitions - 1] = part_ptr;
+	}
+	job_list = stub_list_create();
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "example_config.h"
+#include "report_table.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/io/workload_readers.h"
@@ -25,6 +26,14 @@ bool gavel_folder(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_directory(path, ec) &&
          std::filesystem::exists(std::filesystem::path(path) / "simulation_throughputs.json", ec);
+}
+
+// Nothing usable: say why, with the reader's first reasons, not only how many records were skipped.
+std::string no_usable_jobs(const std::string& trace, const ReadReport& report) {
+  std::string why = fmt::format("{}: no usable jobs ({} records, {} skipped)", trace, report.records, report.skipped);
+  const std::string notes = read_notes(report);
+  if (!notes.empty()) why += ":\n" + notes.substr(0, notes.size() - 1);
+  return why;
 }
 
 // A Gavel workload brings measured speeds: they replace the speeds the cluster gives its k80, p100 and v100.
@@ -91,9 +100,7 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
     jobs.erase(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(first));
     inputs.trace_label += fmt::format(" (jobs {}..{})", first, first + jobs.size() - 1);
   }
-  if (workload->jobs.empty())
-    return Status::InvalidInput(fmt::format("{}: no usable jobs ({} records, {} skipped)", options.trace,
-                                            workload->report.records, workload->report.skipped));
+  if (workload->jobs.empty()) return Status::InvalidInput(no_usable_jobs(options.trace, workload->report));
   if (!options.any_of.empty() && !gavel_folder(options.trace))
     return Status::InvalidInput("--any-of applies to a Gavel trace folder only");
   return workload;

@@ -94,6 +94,8 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
         {"skipped", report.skipped},
         {"merged", report.merged},
         {"reasons", report.reasons},
+        {"warned", report.warned},
+        {"warnings", report.warnings},
         {"jobs", inputs.workload.jobs.size()}}},
       {"cluster",
        {{"name", cluster.name},

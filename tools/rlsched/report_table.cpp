@@ -132,15 +132,26 @@ std::string Table::render(const std::string& indent) const {
   return out;
 }
 
+std::string read_notes(const ReadReport& report) {
+  std::string notes;
+  const auto list = [&notes](const std::vector<std::string>& lines, std::size_t total, const char* what,
+                             const char* more) {
+    const std::size_t shown = std::min(lines.size(), kShownSkipReasons);
+    for (std::size_t i = 0; i < shown; ++i) notes += fmt::format("  {}: {}\n", what, lines[i]);
+    if (total > shown) notes += fmt::format("  ... and {} more {}\n", total - shown, more);
+  };
+  list(report.reasons, report.skipped, "skipped", "skipped");
+  list(report.warnings, report.warned, "warning", "warnings");
+  return notes;
+}
+
 void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& options,
                   const sim::EvaluationOptions& evaluation) {
   const ReadReport& report = inputs.workload.report;
   fmt::print(out, "trace:     {}\n", inputs.trace_label);
   fmt::print(out, "report:    {} records, {} used, {} skipped, {} merged; {} jobs\n", report.records, report.used,
              report.skipped, report.merged, inputs.workload.jobs.size());
-  const std::size_t shown = std::min(report.reasons.size(), kShownSkipReasons);
-  for (std::size_t i = 0; i < shown; ++i) fmt::print(out, "  skipped: {}\n", report.reasons[i]);
-  if (report.skipped > shown) fmt::print(out, "  ... and {} more skipped\n", report.skipped - shown);
+  fmt::print(out, "{}", read_notes(report));
 
   const Cluster& cluster = inputs.cluster;
   fmt::print(out, "cluster:   {} ({}): {}, {}, {}, {}\n", cluster.name, inputs.cluster_label,

@@ -26,6 +26,10 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+/// What a reader skipped, and used despite a warning: the first few of each ("  skipped: file:line: why",
+/// "  warning: file:line: what"), then how many more; each line ends in a newline. Empty when there is neither.
+std::string read_notes(const ReadReport& report);
+
 /// The lines above every report: trace and its reader report, cluster, protocol (and failures when any).
 void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& options,
                   const sim::EvaluationOptions& evaluation);

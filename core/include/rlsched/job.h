@@ -66,10 +66,14 @@ struct ReadReport {
   std::size_t skipped = 0;   ///< records dropped; each with a reason below (first kMaxReasons kept verbatim)
   std::size_t merged = 0;    ///< records folded into another job (job steps, earlier requeue records)
   std::vector<std::string> reasons;  ///< "file:line: what is wrong", at most kMaxReasons
+  std::size_t warned = 0;             ///< records used despite something odd (e.g. extra trailing SWF fields)
+  std::vector<std::string> warnings;  ///< "file:line: what was odd", at most kMaxReasons
   static constexpr std::size_t kMaxReasons = 20;
 
   /// Count a skipped record and keep its reason if there is room.
   void skip(std::string reason);
+  /// Count a record used with a warning and keep the warning if there is room.
+  void warn(std::string warning);
 };
 
 /// A job trace, ordered by submit time (ties by trace order).

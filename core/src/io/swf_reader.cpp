@@ -78,7 +78,7 @@ void read_header(std::string_view comment, Workload& workload, std::map<long lon
 // Fills `job` from the fields of one record. \return why the record is unusable, or "" if it became `job`.
 std::string parse_record(const std::vector<std::string_view>& fields,
                          const std::map<long long, std::string>& partition_names, Job& job) {
-  if (fields.size() != kFieldCount) return fmt::format("expected {} fields, got {}", kFieldCount, fields.size());
+  if (fields.size() < kFieldCount) return fmt::format("expected {} fields, got {}", kFieldCount, fields.size());
   long long v[kFieldCount + 1];
   for (int i = 1; i <= kFieldCount; ++i) {
     const std::string_view text = fields[i - 1];
@@ -139,6 +139,12 @@ Result<Workload> read_swf(const std::string& path, const ReadOptions& options) {
     }
     ++report.records;
     split_whitespace(line, fields);
+    // Some published traces carry a column of their own after the 18 of the format: the record is whole without it.
+    if (fields.size() > kFieldCount) {
+      report.warn(fmt::format("{}: {} fields, the format has {}: the last {} ignored", source.where(), fields.size(),
+                              kFieldCount, fields.size() - kFieldCount));
+      fields.resize(kFieldCount);
+    }
     Job job;
     std::string problem = parse_record(fields, partition_names, job);
     if (!problem.empty()) {
