@@ -429,6 +429,51 @@ TEST_CASE("simulate on a GPU cluster reports per-type metrics and writes one CSV
   CHECK(gpu_row);  // partition and accelerator type names, not indices
 }
 
+TEST_CASE("simulate --events: every start with its nodes, and the backfill plans, agreeing with the outcomes") {
+  TempDir dir;
+  const std::string events = dir.file("events.csv"), csv = dir.file("outcomes.csv");
+  const Run run = run_cli({"simulate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policy", "fcfs", "--backfill",
+                           "slurm", "--events", events, "--outcomes", csv});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  std::istringstream lines(slurp(events));
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line == "time,event,id,partition,accelerator_type,expected_start,nodes");
+  // id -> (start time, nodes) from the start rows; every row's time never goes back.
+  std::map<std::string, std::pair<std::string, std::string>> starts;
+  std::size_t ends = 0;
+  long long last = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    REQUIRE(f.size() >= 6);
+    CHECK(std::stoll(f[0]) >= last);
+    last = std::stoll(f[0]);
+    if (f[1] == "start" || f[1] == "backfill_start") starts[f[2]] = {f[0], f.size() > 6 ? f[6] : ""};
+    if (f[1] == "end") ++ends;
+    if (f[1] == "reservation") CHECK(std::stoll(f[5]) > std::stoll(f[0]));  // planned for later
+  }
+  std::istringstream rows(slurp(csv));
+  REQUIRE(std::getline(rows, line));
+  std::size_t ran = 0;
+  while (std::getline(rows, line)) {
+    std::vector<std::string> f;
+    std::stringstream fields(line);
+    for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+    REQUIRE(f.size() == 14);
+    if (f[3].empty()) continue;
+    ++ran;
+    INFO(line);
+    REQUIRE(starts.count(f[0]) == 1);
+    CHECK(starts[f[0]].first == f[3]);
+    CHECK(starts[f[0]].second == f[13]);
+  }
+  CHECK(ran > 0);
+  CHECK(ends == ran);
+}
+
 TEST_CASE("simulate with random node failures requeues jobs") {
   const Run run = run_cli({"simulate", "--trace", kLabSacct, "--cluster", kLabYaml, "--policy", "fcfs",
                            "--failures-mtbf", "0.005", "--failures-mttr", "0.002", "--seed", "3", "--json", "-"});

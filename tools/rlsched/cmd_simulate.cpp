@@ -21,6 +21,7 @@ struct SimulateOptions {
   RunOptions run;
   std::string policy;
   std::string outcomes;  ///< CSV path; empty: none
+  std::string events;    ///< CSV path of the scheduler's events; empty: none
 };
 
 int run_simulate(const SimulateOptions& options) {
@@ -39,6 +40,12 @@ int run_simulate(const SimulateOptions& options) {
 
   auto scorer = policy::make_policy_scorer(options.policy, scorer_settings(*inputs));
   if (!scorer.ok()) return fail(scorer.status());
+  EventLog events;
+  if (!options.events.empty()) {
+    if (Status opened = events.open(options.events, inputs->workload.jobs, inputs->cluster); !opened.ok())
+      return fail(opened);
+    evaluation.sim.observer = [&events](const sim::ScheduleEvent& e) { events.write(e); };
+  }
   auto result = [&]() -> Result<sim::PolicyResult> {
     ProgressBar bar(options.policy);
     evaluation.progress = bar.callback();
@@ -48,6 +55,8 @@ int run_simulate(const SimulateOptions& options) {
     return r;
   }();
   if (!result.ok()) return fail(result.status());
+  if (!options.events.empty())
+    if (Status closed = events.close(); !closed.ok()) return fail(closed);
   if (!options.outcomes.empty()) {
     Status written = write_outcomes_csv(options.outcomes, inputs->workload.jobs, result->outcomes, inputs->cluster);
     if (!written.ok()) return fail(written);
@@ -72,7 +81,13 @@ CommandRunner setup_simulate(CLI::App& app) {
   CLI::Option* outcomes =
       app.add_option("--outcomes", options->outcomes, "Write one CSV row per job to this file (full protocol only)")
           ->type_name("CSV");
-  add_run_options(app, options->run, {outcomes});
+  CLI::Option* events =
+      app.add_option("--events", options->events,
+                     "Write the scheduler's events to this CSV: each start (main pass or backfill) with its nodes, "
+                     "each backfill reservation with its expected start and nodes, each end and requeue "
+                     "(full protocol only)")
+          ->type_name("CSV");
+  add_run_options(app, options->run, {outcomes, events});
   return [options] { return run_simulate(*options); };
 }
 

@@ -22,7 +22,30 @@ std::string time_or_empty(bool known, Seconds value) {
   return known ? std::to_string(value) : std::string();
 }
 
-// The nodes of the final run, as sacct's NodeList names them one by one ("a100-1,h200-1").
+std::string partition_name(int p, const Cluster& cluster) {
+  return p >= 0 && p < static_cast<int>(cluster.partitions.size()) ? cluster.partitions[p].name : std::string();
+}
+
+std::string type_name(int t, const Cluster& cluster) {
+  return t >= 0 && t < static_cast<int>(cluster.accelerator_types.size()) ? cluster.accelerator_types[t].name
+                                                                          : std::string();
+}
+
+const char* event_name(sim::ScheduleEvent::Kind kind) {
+  using Kind = sim::ScheduleEvent::Kind;
+  switch (kind) {
+    case Kind::kStart: return "start";
+    case Kind::kBackfillStart: return "backfill_start";
+    case Kind::kReservation: return "reservation";
+    case Kind::kEnd: return "end";
+    case Kind::kRequeue: return "requeue";
+    case Kind::kPlacement: return "placement";
+    case Kind::kPreempt: return "preempt";
+  }
+  return "?";
+}
+
+// Nodes as sacct's NodeList names them one by one ("a100-1,h200-1").
 std::string node_names(const std::vector<int>& nodes, const Cluster& cluster) {
   std::string out;
   for (int n : nodes)
@@ -41,13 +64,8 @@ Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
     const Job& job = jobs.at(o.job);
     const bool started = o.start >= 0;
     const bool ended = o.ran();
-    const std::string partition = o.partition >= 0 && o.partition < static_cast<int>(cluster.partitions.size())
-                                      ? cluster.partitions[o.partition].name
-                                      : std::string();
-    const std::string type =
-        o.accelerator_type >= 0 && o.accelerator_type < static_cast<int>(cluster.accelerator_types.size())
-            ? cluster.accelerator_types[o.accelerator_type].name
-            : std::string();
+    const std::string partition = partition_name(o.partition, cluster);
+    const std::string type = type_name(o.accelerator_type, cluster);
     file << job.id << ',' << csv_field(job.user) << ',' << o.submit << ',' << time_or_empty(started, o.start) << ','
          << time_or_empty(ended, o.end) << ',' << time_or_empty(started, o.wait()) << ','
          << time_or_empty(ended, o.run()) << ',' << sim::to_string(o.state) << ',' << csv_field(partition) << ','
@@ -56,6 +74,30 @@ Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
   }
   file.close();
   if (!file) return Status::IoError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+  return Status::Ok();
+}
+
+Status EventLog::open(const std::string& path, const std::vector<Job>& jobs, const Cluster& cluster) {
+  path_ = path;
+  jobs_ = &jobs;
+  cluster_ = &cluster;
+  file_.open(path, std::ios::binary | std::ios::trunc);
+  if (!file_) return Status::IoError(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
+  file_ << "time,event,id,partition,accelerator_type,expected_start,nodes\n";
+  return Status::Ok();
+}
+
+void EventLog::write(const sim::ScheduleEvent& e) {
+  file_ << e.time << ',' << event_name(e.kind) << ',' << jobs_->at(static_cast<std::size_t>(e.job)).id << ','
+        << csv_field(partition_name(e.partition, *cluster_)) << ',' << csv_field(type_name(e.accelerator_type, *cluster_))
+        << ',';
+  if (e.kind == sim::ScheduleEvent::Kind::kReservation) file_ << e.reserved_start;
+  file_ << ',' << csv_field(node_names(e.nodes, *cluster_)) << '\n';
+}
+
+Status EventLog::close() {
+  file_.close();
+  if (!file_) return Status::IoError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
   return Status::Ok();
 }
 
