@@ -572,6 +572,7 @@ extern void rlsched_config_engine_refresh(rlsched_config_engine_t *ce)
 		.log = rlsched_slurm_log,
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
+		.plugin_type = ce->type,
 	};
 	time_t now = time(NULL);
 

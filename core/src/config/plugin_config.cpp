@@ -77,6 +77,7 @@ const Keys kTopKeys = {"mode",
                        "score_scale",
                        "debug",
                        "reload_check_interval",
+                       "health_dir",
                        "accelerator_types",
                        "gres_equivalence",
                        "job_classes",
@@ -132,6 +133,11 @@ class Parser : public YamlChecks {
     if (const YAML::Node n = root["debug"]) c.debug = boolean(n, "debug");
     if (const YAML::Node n = root["reload_check_interval"])
       c.reload_check_interval = duration(n, "reload_check_interval");
+    if (const YAML::Node n = root["health_dir"]) {
+      c.health_dir = n.IsNull() ? std::string() : scalar(n, "health_dir");
+      if (!c.health_dir.empty() && c.health_dir.front() != '/')
+        fail(n, fmt::format("health_dir must be an absolute path (got '{}')", c.health_dir));
+    }
     if (const YAML::Node n = root["accelerator_types"]) parse_types(n, c);
     if (const YAML::Node n = root["gres_equivalence"]) parse_equivalence(n, c);
     if (const YAML::Node n = root["job_classes"]) parse_classes(n, c);
