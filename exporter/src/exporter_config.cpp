@@ -14,7 +14,7 @@
 namespace rlsched::exporter {
 namespace {
 
-const config::Keys kKeys = {"listen", "poll_interval", "slurm_conf", "health_file"};
+const config::Keys kKeys = {"listen", "poll_interval", "slurm_conf", "health_dir"};
 
 class Parser : public config::YamlChecks {
  public:
@@ -30,7 +30,7 @@ class Parser : public config::YamlChecks {
       if (c.poll_interval < 1) fail(n, fmt::format("poll_interval must be >= 1s (got {})", n.Scalar()));
     }
     if (const YAML::Node n = root["slurm_conf"]) c.slurm_conf = absolute(n, "slurm_conf");
-    if (const YAML::Node n = root["health_file"]) c.health_file = absolute(n, "health_file");
+    if (const YAML::Node n = root["health_dir"]) c.health_dir = absolute(n, "health_dir");
     return c;
   }
 

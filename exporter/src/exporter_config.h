@@ -18,8 +18,9 @@ struct ExporterConfig {
   Seconds poll_interval = 30;
   /// slurm.conf for libslurm; empty: SLURM_CONF or Slurm's default.
   std::string slurm_conf;
-  /// The plugins' health state file (plugin/common/rlsched_health.c writes it); empty: no rlsched_* metrics.
-  std::string health_file;
+  /// The plugins' health_dir (rlsched.yaml): each plugin's record <plugin>.json there becomes rlsched_* metrics
+  /// with a plugin label; empty: none.
+  std::string health_dir;
 };
 
 /// \return the config, or InvalidInput with "name:line: what was wrong".

@@ -1,6 +1,8 @@
 #include "health_file.h"
 
+#include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -116,29 +118,57 @@ void append_health_families(const std::string& json_text, const std::string& sou
   }
 }
 
-void HealthFile::append_to(Families& out, const std::function<void(const std::string&)>& log) {
-  if (path_.empty()) return;
-  std::string error;
-  Families read;
-  std::ifstream in(path_);
-  if (!in) {
-    error = fmt::format("{}: cannot read the plugins' health file", path_);
-  } else {
-    std::ostringstream text;
-    text << in.rdbuf();
-    try {
-      append_health_families(text.str(), path_, static_cast<Seconds>(std::time(nullptr)), read);
-    } catch (const std::exception& e) {
-      error = e.what();
-      read.clear();
+void merge_labelled(Families families, const std::string& name, const std::string& value, Families& out) {
+  for (MetricFamily& f : families) {
+    for (ClientMetric& m : f.metric) m.label.insert(m.label.begin(), {name, value});
+    const auto same = std::find_if(out.begin(), out.end(), [&](const MetricFamily& o) { return o.name == f.name; });
+    if (same == out.end()) {
+      out.push_back(std::move(f));
+    } else {
+      for (ClientMetric& m : f.metric) same->metric.push_back(std::move(m));
     }
   }
-  if (!error.empty() && error != last_error_) log(error + "; rlsched_health_file_ok 0");
-  last_error_ = error;
-  MetricFamily ok = gauge_family("rlsched_health_file_ok", "1 when the plugins' health file was read and understood");
-  add_sample(ok, {}, error.empty() ? 1 : 0);
+}
+
+void HealthRecords::append_to(Families& out, const std::function<void(const std::string&)>& log) {
+  if (dir_.empty()) return;
+  std::vector<std::string> errors;
+  Families all;
+  MetricFamily ok = gauge_family("rlsched_health_file_ok", "1 when a plugin's health record was read and understood");
+  std::error_code ec;
+  std::vector<std::filesystem::path> records;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec))
+    if (entry.path().extension() == ".json" && entry.path().filename().string().front() != '.')
+      records.push_back(entry.path());
+  if (ec) errors.push_back(fmt::format("{}: cannot list the plugins' health records: {}", dir_, ec.message()));
+  std::sort(records.begin(), records.end());
+  for (const auto& path : records) {
+    const std::string plugin = path.stem().string();
+    Families read;
+    std::string error;
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      error = fmt::format("{}: cannot read the health record", path.string());
+    } else {
+      try {
+        append_health_families(text.str(), path.string(), static_cast<Seconds>(std::time(nullptr)), read);
+      } catch (const std::exception& e) {
+        error = e.what();
+        read.clear();
+      }
+    }
+    add_sample(ok, {{"plugin", plugin}}, error.empty() ? 1 : 0);
+    if (!error.empty()) errors.push_back(error);
+    merge_labelled(std::move(read), "plugin", plugin, all);
+  }
+  std::string joined;
+  for (const auto& e : errors) joined += (joined.empty() ? "" : "; ") + e;
+  if (!joined.empty() && joined != last_error_) log(joined);
+  last_error_ = joined;
   out.push_back(std::move(ok));
-  for (auto& f : read) out.push_back(std::move(f));
+  for (auto& f : all) out.push_back(std::move(f));
 }
 
 }  // namespace rlsched::exporter

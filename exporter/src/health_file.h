@@ -1,6 +1,7 @@
-// The plugins' health state file, as the exporter reads it: a small JSON record the plugins rewrite (atomic
-// rename) outside slurmctld's hot path (core/include/rlsched/health.h writes it; docs/health-file.md). Read on the
-// poll thread; its values become rlsched_* metrics.
+// The plugins' health records, as the exporter reads them: <health_dir>/<plugin>.json, small JSON records each
+// plugin rewrites by atomic rename from a thread of its own (core/src/capi/health.h; the fields are listed in
+// slurm_conf_examples/monitoring/README.md). Read on the poll thread; their values become rlsched_* metrics with a
+// plugin label (site_factor, job_submit, preempt).
 #pragma once
 
 #include <functional>
@@ -10,22 +11,26 @@
 
 namespace rlsched::exporter {
 
-class HealthFile {
+class HealthRecords {
  public:
-  /// path: empty for none (then no rlsched_* metrics are served).
-  explicit HealthFile(std::string path) : path_(std::move(path)) {}
+  /// dir: empty for none (then no rlsched_* metrics are served).
+  explicit HealthRecords(std::string dir) : dir_(std::move(dir)) {}
 
-  /// Reads the file and appends its metrics, and rlsched_health_file_ok (0 when it cannot be read or parsed: `log`
-  /// is told why, once per distinct reason).
+  /// Reads every *.json record in the folder and appends their metrics, and rlsched_health_file_ok{plugin} (0 for
+  /// a record that cannot be read or parsed: `log` is told why, once per distinct reason).
   void append_to(Families& out, const std::function<void(const std::string&)>& log);
 
  private:
-  std::string path_;
+  std::string dir_;
   std::string last_error_;
 };
 
 /// The metrics of one health record (its JSON text); `source` names it in errors. Throws std::runtime_error when
 /// the record does not have the documented shape.
 void append_health_families(const std::string& json_text, const std::string& source, Seconds now, Families& out);
+
+/// Adds label `name`=`value` to every series of `families` and appends them to `out`, merging families of the same
+/// name (one HELP/TYPE per name, as the text format requires).
+void merge_labelled(Families families, const std::string& name, const std::string& value, Families& out);
 
 }  // namespace rlsched::exporter

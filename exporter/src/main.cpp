@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   log_line(fmt::format("serving /metrics on {}, polling slurmctld every {}s", config->listen, config->poll_interval));
 
   SlurmPoller poller(config->slurm_conf);
-  HealthFile health(config->health_file);
+  HealthRecords health(config->health_dir);
   StartTracker starts;
   WaitHistogram waits;
   PollHealth polls;

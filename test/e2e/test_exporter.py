@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 MONITORING = REPO / "slurm_conf_examples" / "monitoring"
 
 
-# A health record as the plugins write it (docs/health-file.md); this test has no plugins loaded, so it plays their part.
+# A health record as the site_factor plugin writes it (core/src/capi/health.cpp, tested in capi.health); this test
+# loads no plugins, so it plays their part.
 HEALTH_RECORD = {
     "schema": 1, "written_at": 0,
     "model": {"sha256": "0" * 64, "path": "/etc/slurm/rlsched/model.pt", "loaded_at": 0, "fallback_active": False},
@@ -42,9 +43,10 @@ def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("exporter")
     address = f"127.0.0.1:{free_port()}"
     config = root / "rlsched-exporter.yaml"
-    health = root / "health.json"
-    health.write_text(json.dumps(HEALTH_RECORD))
-    config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_file: {health}\n")
+    health = root / "health"
+    health.mkdir()
+    (health / "site_factor.json").write_text(json.dumps(HEALTH_RECORD))
+    config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health}\n")
     log = root / "exporter.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([binary, "--config", str(config)], stdout=out, stderr=subprocess.STDOUT,

@@ -12,11 +12,11 @@ TEST_CASE("an exporter config is read with its defaults") {
   CHECK(empty->listen == "127.0.0.1:9817");  // loopback unless told otherwise
   CHECK(empty->poll_interval == 30);
 
-  const auto c = parse_exporter_config("listen: 0.0.0.0:9900\npoll_interval: 2m\nhealth_file: /run/h.json\n", "e.yaml");
+  const auto c = parse_exporter_config("listen: 0.0.0.0:9900\npoll_interval: 2m\nhealth_dir: /run/rlsched\n", "e.yaml");
   REQUIRE(c.ok());
   CHECK(c->listen == "0.0.0.0:9900");
   CHECK(c->poll_interval == 120);
-  CHECK(c->health_file == "/run/h.json");
+  CHECK(c->health_dir == "/run/rlsched");
 }
 
 TEST_CASE("a malformed exporter config is refused with file:line and what was wrong") {
@@ -31,7 +31,7 @@ TEST_CASE("a malformed exporter config is refused with file:line and what was wr
       {"\n\npoll_interval: soon\n", "e.yaml:3:", "poll_interval must be a duration"},
       {"listen: 9817\n", "e.yaml:1:", "listen must be host:port"},
       {"listen: localhost:70000\n", "e.yaml:1:", "port must be 1-65535"},
-      {"health_file: run/h.json\n", "e.yaml:1:", "health_file must be an absolute path"},
+      {"health_dir: run/rlsched\n", "e.yaml:1:", "health_dir must be an absolute path"},
       {"listen: [a\n", "e.yaml:", ""},  // a YAML syntax error keeps yaml-cpp's line
       {"poll_interval: 5\npoll_interval: 6\n", "e.yaml:2:", "appears twice"},
   };

@@ -2,7 +2,12 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "health_file.h"
 #include "metric_families.h"
@@ -85,4 +90,30 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
                                            "\"counts\": [1]}}",
                                            "h.json", 0, bad),
                     Catch::Contains("one count per bound"));
+}
+
+TEST_CASE("every record in health_dir is served under its plugin label, and a broken one says so") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("exporter_health_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "site_factor.json") << R"({"schema": 1, "preemptions": 0, "model": {"fallback_active": false}})";
+  std::ofstream(dir / "preempt.json") << R"({"schema": 1, "preemptions": 5})";
+  std::ofstream(dir / "job_submit.json") << "{not json";
+  std::ofstream(dir / ".preempt.json.tmp") << "{}";  // a writer's temporary file: not a record
+  Families f;
+  std::vector<std::string> logged;
+  HealthRecords(dir.string()).append_to(f, [&](const std::string& line) { logged.push_back(line); });
+  std::filesystem::remove_all(dir);
+  const std::string t = text_of(f);
+  INFO(t);
+  CHECK(has_line(t, R"(rlsched_health_file_ok{plugin="job_submit"} 0)"));
+  CHECK(has_line(t, R"(rlsched_health_file_ok{plugin="preempt"} 1)"));
+  CHECK(has_line(t, R"(rlsched_health_file_ok{plugin="site_factor"} 1)"));
+  CHECK(has_line(t, R"(rlsched_preemptions_total{plugin="preempt"} 5)"));
+  CHECK(has_line(t, R"(rlsched_model_fallback_active{plugin="site_factor"} 0)"));
+  // One HELP line per family, however many plugins contribute series to it.
+  std::size_t helps = 0;
+  for (std::size_t at = 0; (at = t.find("# HELP rlsched_preemptions_total ", at)) != std::string::npos; ++at) ++helps;
+  CHECK(helps == 1);
+  REQUIRE(logged.size() == 1);
+  CHECK(logged[0].find("job_submit.json: not JSON") != std::string::npos);
 }
