@@ -34,12 +34,25 @@ HEALTH_RECORD = {
 }
 
 
-@pytest.fixture(scope="module")
-def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A running rlsched-exporter polling the lab every second; its host:port."""
+def exporter_binary() -> str:
     binary = os.environ.get("RLSCHED_EXPORTER", str(REPO / "build/release/exporter/rlsched-exporter"))
     if not os.access(binary, os.X_OK):
         pytest.fail(f"rlsched-exporter not found at {binary}: build it or set RLSCHED_EXPORTER")
+    return binary
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A running rlsched-exporter polling the lab every second; its host:port."""
     root = tmp_path_factory.mktemp("exporter")
     address = f"127.0.0.1:{free_port()}"
     config = root / "rlsched-exporter.yaml"
@@ -49,19 +62,14 @@ def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health}\n")
     log = root / "exporter.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([binary, "--config", str(config)], stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen([exporter_binary(), "--config", str(config)], stdout=out, stderr=subprocess.STDOUT,
                                 env=lab.env())
     try:
         wait_for(lambda: proc.poll() is None and "slurm_up 1" in scrape(address), 30, "the exporter's first poll",
                  on_timeout=lambda: tail(log))
         yield address
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
