@@ -13,10 +13,10 @@
 
 namespace rlsched::exporter {
 
+using nlohmann::json;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-using nlohmann::json;
 
 namespace {
 
@@ -63,17 +63,21 @@ void append_health_families(const std::string& json_text, const std::string& sou
   add_sample(age, {}, static_cast<double>(now) - number(j, "written_at", source));
   out.push_back(std::move(age));
 
-  const json model = j.value("model", json::object());
-  MetricFamily info = gauge_family("rlsched_model_info", "The model the site_factor plugin scores with (1)");
-  add_sample(info, {{"sha256", model.value("sha256", "")}, {"path", model.value("path", "")}}, 1);
-  out.push_back(std::move(info));
-  MetricFamily loaded = gauge_family("rlsched_model_loaded_timestamp_seconds", "When that model was loaded");
-  add_sample(loaded, {}, number(model, "loaded_at", source));
-  out.push_back(std::move(loaded));
-  MetricFamily fallback = gauge_family("rlsched_model_fallback_active",
-                                       "1 while the fallback scorer serves instead of the model");
-  add_sample(fallback, {}, model.value("fallback_active", false) ? 1 : 0);
-  out.push_back(std::move(fallback));
+  // Only a plugin that scores (site_factor) has a model to report.
+  if (const auto it = j.find("model"); it != j.end()) {
+    if (!it->is_object()) throw std::runtime_error(fmt::format("{}: 'model' must be an object", source));
+    const json& model = *it;
+    MetricFamily info = gauge_family("rlsched_model_info", "The model the site_factor plugin scores with (1)");
+    add_sample(info, {{"sha256", model.value("sha256", "")}, {"path", model.value("path", "")}}, 1);
+    out.push_back(std::move(info));
+    MetricFamily loaded = gauge_family("rlsched_model_loaded_timestamp_seconds", "When that model was loaded");
+    add_sample(loaded, {}, number(model, "loaded_at", source));
+    out.push_back(std::move(loaded));
+    MetricFamily fallback =
+        gauge_family("rlsched_model_fallback_active", "1 while the fallback scorer serves instead of the model");
+    add_sample(fallback, {}, model.value("fallback_active", false) ? 1 : 0);
+    out.push_back(std::move(fallback));
+  }
 
   by_kind(j, "fallbacks", "rlsched_fallbacks_total", "Times the plugins fell back to the fallback scorer, by kind",
           source, out);
@@ -82,9 +86,17 @@ void append_health_families(const std::string& json_text, const std::string& sou
   MetricFamily preempt = counter("rlsched_preemptions_total", "Victims preempt/rlsched chose");
   add_sample(preempt, {}, number(j, "preemptions", source));
   out.push_back(std::move(preempt));
+  MetricFamily grace = counter("rlsched_preemption_grace_seconds_total", "Grace time given to victims to checkpoint");
+  add_sample(grace, {}, number(j, "grace_seconds", source));
+  out.push_back(std::move(grace));
+  MetricFamily lost = counter("rlsched_lost_accelerator_hours_total",
+                              "Work victims lose without a checkpoint on the signal: accelerator-hours (CPU-hours for "
+                              "CPU jobs) since their declared last checkpoint");
+  add_sample(lost, {}, number(j, "lost_accelerator_hours", source));
+  out.push_back(std::move(lost));
 
-  MetricFamily placements = counter("rlsched_placements_total",
-                                    "Placement decisions of job_submit/rlsched, by accelerator type and reason");
+  MetricFamily placements =
+      counter("rlsched_placements_total", "Placement decisions of job_submit/rlsched, by accelerator type and reason");
   for (const json& p : j.value("placements", json::array())) {
     if (!p.is_object()) throw std::runtime_error(fmt::format("{}: placements must be a list of objects", source));
     add_sample(placements, {{"accelerator_type", p.value("accelerator_type", "")}, {"reason", p.value("reason", "")}},
@@ -96,9 +108,10 @@ void append_health_families(const std::string& json_text, const std::string& sou
     const auto bounds = it->value("bounds", std::vector<double>{});
     const auto counts = it->value("counts", std::vector<std::uint64_t>{});
     if (counts.size() != bounds.size() + 1)
-      throw std::runtime_error(fmt::format("{}: site_factor_update_seconds needs one count per bound and one more "
-                                           "for +Inf (got {} bounds, {} counts)",
-                                           source, bounds.size(), counts.size()));
+      throw std::runtime_error(
+          fmt::format("{}: site_factor_update_seconds needs one count per bound and one more "
+                      "for +Inf (got {} bounds, {} counts)",
+                      source, bounds.size(), counts.size()));
     MetricFamily f;
     f.name = "rlsched_site_factor_update_duration_seconds";
     f.help = "Time site_factor_p_update spent under slurmctld's job write lock";

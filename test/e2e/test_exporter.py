@@ -28,7 +28,8 @@ MONITORING = REPO / "slurm_conf_examples" / "monitoring"
 HEALTH_RECORD = {
     "schema": 1, "written_at": 0,
     "model": {"sha256": "0" * 64, "path": "/etc/slurm/rlsched/model.pt", "loaded_at": 0, "fallback_active": False},
-    "fallbacks": {"model_load_failed": 1}, "faults": {"score_failed": 0}, "preemptions": 2,
+    "fallbacks": {"model_load_failed": 1}, "faults": {"score_failed": 0}, "preemptions": 2, "grace_seconds": 80,
+    "lost_accelerator_hours": 0.5,
     "placements": [{"accelerator_type": "h200", "reason": "earliest_completion", "count": 3}],
     "site_factor_update_seconds": {"bounds": [0.001, 0.01], "counts": [5, 1, 0], "sum": 0.004},
 }

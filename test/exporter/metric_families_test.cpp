@@ -29,7 +29,7 @@ bool has_line(const std::string& text, const std::string& line) {
 TEST_CASE("the wait histogram puts each wait in its bucket, cumulative as Prometheus reads it") {
   WaitHistogram h;
   h.observe({"h200", "normal", "h200", 0});
-  h.observe({"h200", "normal", "h200", 61});       // above 60 s, within 2 min
+  h.observe({"h200", "normal", "h200", 61});         // above 60 s, within 2 min
   h.observe({"h200", "normal", "h200", 3 * 86400});  // three days: within the 4-day bucket
   h.observe({"a100", "normal", "any", 5});
   Families f;
@@ -66,7 +66,7 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
   const std::string record = R"({"schema": 1, "written_at": 1000,
     "model": {"sha256": "ab12", "path": "/etc/slurm/m.pt", "loaded_at": 900, "fallback_active": true},
     "fallbacks": {"model_load_failed": 2}, "faults": {"nonfinite_scores": 1},
-    "preemptions": 4,
+    "preemptions": 4, "grace_seconds": 120, "lost_accelerator_hours": 1.5,
     "placements": [{"accelerator_type": "h200", "reason": "earliest_completion", "count": 7}],
     "site_factor_update_seconds": {"bounds": [0.001, 0.005], "counts": [3, 1, 1], "sum": 0.02}})";
   Families f;
@@ -79,6 +79,8 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
   CHECK(has_line(t, R"(rlsched_fallbacks_total{kind="model_load_failed"} 2)"));
   CHECK(has_line(t, R"(rlsched_faults_total{kind="nonfinite_scores"} 1)"));
   CHECK(has_line(t, "rlsched_preemptions_total 4"));
+  CHECK(has_line(t, "rlsched_preemption_grace_seconds_total 120"));
+  CHECK(has_line(t, "rlsched_lost_accelerator_hours_total 1.5"));
   CHECK(has_line(t, R"(rlsched_placements_total{accelerator_type="h200",reason="earliest_completion"} 7)"));
   CHECK(has_line(t, R"(rlsched_site_factor_update_duration_seconds_bucket{le="0.005"} 4)"));
   CHECK(has_line(t, "rlsched_site_factor_update_duration_seconds_count 5"));
@@ -93,7 +95,8 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
 }
 
 TEST_CASE("every record in health_dir is served under its plugin label, and a broken one says so") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("exporter_health_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("exporter_health_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "site_factor.json") << R"({"schema": 1, "preemptions": 0, "model": {"fallback_active": false}})";
   std::ofstream(dir / "preempt.json") << R"({"schema": 1, "preemptions": 5})";

@@ -497,6 +497,9 @@ std::string Engine::health_record() {
   HealthRecorder::ModelState model;
   const std::shared_ptr<Settings> s = settings();
   if (s->policy) {
+    model.scores = true;
+    // Falling back means a configured model is not serving; heuristics chosen on purpose (no model) are not that.
+    model.fallback_active = !s->policy->model_path.empty();
     std::shared_ptr<policy::ReloadingScorer> r;
     {
       std::lock_guard<std::mutex> lock(s->policy->mutex);

@@ -28,8 +28,11 @@ void HealthRecorder::note_placement(const std::string& accelerator_type, const s
   ++placements_[{accelerator_type, reason}];
 }
 
-void HealthRecorder::note_preemption() {
+void HealthRecorder::note_preemption(Seconds grace, double lost_size_seconds) {
   preemptions_.fetch_add(1, std::memory_order_relaxed);
+  if (grace > 0) grace_seconds_.fetch_add(static_cast<std::uint64_t>(grace), std::memory_order_relaxed);
+  if (std::isfinite(lost_size_seconds) && lost_size_seconds > 0)
+    lost_size_seconds_.fetch_add(static_cast<std::uint64_t>(lost_size_seconds), std::memory_order_relaxed);
 }
 
 std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const ModelState& model) {
@@ -43,20 +46,22 @@ std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const
       model_sha_ = model.sha256;
       model_seen_at_ = model.sha256.empty() ? 0 : now;
     }
-    j["model"] = {{"sha256", model.sha256},
-                  {"path", model.path},
-                  {"loaded_at", model_seen_at_},
-                  {"fallback_active", model.fallback_active}};
+    if (model.scores)
+      j["model"] = {{"sha256", model.sha256},
+                    {"path", model.path},
+                    {"loaded_at", model_seen_at_},
+                    {"fallback_active", model.fallback_active}};
     for (const auto& [key, n] : placements_)
       placements.push_back({{"accelerator_type", key.first}, {"reason", key.second}, {"count", n}});
   }
   j["placements"] = std::move(placements);
   j["fallbacks"] = {{"model_load_failed", c.model_load_failures},
                     {"model_untrusted", c.model_untrusted},
-                    {"forward_failed", c.forward_failures},
-                    {"scored_by_fallback", c.fallback_calls}};
+                    {"forward_failed", c.forward_failures}};
   j["faults"] = {{"nonfinite_scores", c.nonfinite_scores}, {"call_errors", c.errors}};
   j["preemptions"] = preemptions_.load(std::memory_order_relaxed);
+  j["grace_seconds"] = grace_seconds_.load(std::memory_order_relaxed);
+  j["lost_accelerator_hours"] = static_cast<double>(lost_size_seconds_.load(std::memory_order_relaxed)) / 3600.0;
   nlohmann::json counts = nlohmann::json::array();
   for (const auto& n : update_counts_) counts.push_back(n.load(std::memory_order_relaxed));
   j["site_factor_update_seconds"] = {{"bounds", kUpdateBounds},

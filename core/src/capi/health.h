@@ -25,14 +25,16 @@ namespace rlsched::capi {
 class HealthRecorder {
  public:
   /// Upper bounds (seconds) of the site_factor update histogram; Slurm warns above 50 ms.
-  static constexpr std::array<double, 10> kUpdateBounds = {0.0005, 0.001, 0.002, 0.005, 0.01,
-                                                           0.02,   0.05,  0.1,   0.5,   1};
+  static constexpr std::array<double, 10> kUpdateBounds = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1};
 
   void note_update(double seconds);
   void note_placement(const std::string& accelerator_type, const std::string& reason);
-  void note_preemption();
+  /// A victim chosen: the grace time it was given, and the work it loses if it writes no checkpoint on the signal
+  /// (run time since its last checkpoint times the accelerators, or CPUs, it holds).
+  void note_preemption(Seconds grace, double lost_size_seconds);
 
   struct ModelState {
+    bool scores = false;       ///< the engine scores jobs (site_factor); else the record has no "model"
     std::string sha256, path;  ///< empty while the fallback serves
     bool fallback_active = true;
   };
@@ -44,6 +46,8 @@ class HealthRecorder {
   std::array<std::atomic<std::uint64_t>, kUpdateBounds.size() + 1> update_counts_{};
   std::atomic<std::uint64_t> update_sum_ns_{0};
   std::atomic<std::uint64_t> preemptions_{0};
+  std::atomic<std::uint64_t> grace_seconds_{0};
+  std::atomic<std::uint64_t> lost_size_seconds_{0};
   std::mutex mutex_;  // guards what follows
   std::map<std::pair<std::string, std::string>, std::uint64_t> placements_;
   std::string model_sha_;
