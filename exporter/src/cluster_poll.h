@@ -28,7 +28,7 @@ struct PolledJob {
   JobPhase phase = JobPhase::kOther;
   std::vector<std::string> partitions;  ///< a pending job may list several ("h200,a100")
   std::string qos;
-  std::string reason;  ///< Slurm's pending reason ("Priority", "Resources"); "None" when running
+  std::string reason;    ///< Slurm's pending reason ("Priority", "Resources"); "None" when running
   Seconds eligible = 0;  ///< when it could first start (submit, --begin, requeue)
   Seconds start = 0;     ///< 0 until it started (libslurm's start_time of a pending job is a forecast, not kept)
   AcceleratorAsk ask;

@@ -51,8 +51,7 @@ class Parser : public config::YamlChecks {
 
   std::string absolute(const YAML::Node& n, const char* key) const {
     const std::string path = scalar(n, key);
-    if (path.empty() || path.front() != '/')
-      fail(n, fmt::format("{} must be an absolute path (got '{}')", key, path));
+    if (path.empty() || path.front() != '/') fail(n, fmt::format("{} must be an absolute path (got '{}')", key, path));
     return path;
   }
 };

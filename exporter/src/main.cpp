@@ -11,9 +11,9 @@
 #include <memory>
 #include <thread>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <prometheus/exposer.h>
+#include <CLI/CLI.hpp>
 
 #include "cluster_poll.h"
 #include "exporter_config.h"
@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
     exposition->publish(std::move(all));
 
     const auto next = t0 + std::chrono::seconds(config->poll_interval);
-    while (!g_stop && std::chrono::steady_clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    while (!g_stop && std::chrono::steady_clock::now() < next)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   log_line("stopping");
   return 0;

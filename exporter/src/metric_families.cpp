@@ -39,9 +39,8 @@ MetricFamily counter_family(std::string name, std::string help) {
 }  // namespace
 
 const std::vector<double>& WaitHistogram::bounds() {
-  static const std::vector<double> b = {1,     5,     15,    30,     60,     120,    300,    600,    900,   1800,
-                                        3600,  7200,  14400, 28800,  43200,  86400,  172800, 345600, 604800,
-                                        1209600};
+  static const std::vector<double> b = {1,    5,    15,    30,    60,    120,   300,    600,    900,    1800,
+                                        3600, 7200, 14400, 28800, 43200, 86400, 172800, 345600, 604800, 1209600};
   return b;
 }
 
@@ -79,11 +78,14 @@ void WaitHistogram::append_to(Families& out) const {
 }
 
 void append_queue_families(const QueueSummary& summary, const SchedulerCycles& cycles, Families& out) {
-  MetricFamily pending = gauge_family("slurm_jobs_pending", "Pending jobs (a job listing several partitions counts "
-                                                            "in each)");
+  MetricFamily pending = gauge_family("slurm_jobs_pending",
+                                      "Pending jobs (a job listing several partitions counts "
+                                      "in each)");
   for (const auto& [k, n] : summary.pending)
     add_sample(pending,
-               {{"partition", std::get<0>(k)}, {"qos", std::get<1>(k)}, {"accelerator_type", std::get<2>(k)},
+               {{"partition", std::get<0>(k)},
+                {"qos", std::get<1>(k)},
+                {"accelerator_type", std::get<2>(k)},
                 {"reason", std::get<3>(k)}},
                static_cast<double>(n));
   MetricFamily running = gauge_family("slurm_jobs_running", "Running and suspended jobs");
@@ -134,8 +136,9 @@ void append_queue_families(const QueueSummary& summary, const SchedulerCycles& c
 }
 
 void append_poll_families(const PollHealth& h, Families& out) {
-  MetricFamily up = gauge_family("slurm_up", "1 when the exporter's last poll reached slurmctld, else 0 (the other "
-                                             "slurm_ metrics are then those of the last poll that did)");
+  MetricFamily up = gauge_family("slurm_up",
+                                 "1 when the exporter's last poll reached slurmctld, else 0 (the other "
+                                 "slurm_ metrics are then those of the last poll that did)");
   add_sample(up, {}, h.up ? 1 : 0);
   MetricFamily duration = gauge_family("slurm_exporter_poll_duration_seconds", "How long the last poll took");
   add_sample(duration, {}, h.last_duration_s);

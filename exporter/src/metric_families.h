@@ -41,9 +41,9 @@ void append_queue_families(const QueueSummary& summary, const SchedulerCycles& c
 
 /// What the exporter knows of its own polls.
 struct PollHealth {
-  bool up = false;               ///< the last poll reached slurmctld
-  double last_duration_s = 0;    ///< how long the last poll took
-  Seconds last_success = 0;      ///< unix time of the last poll that reached slurmctld; 0 = never
+  bool up = false;             ///< the last poll reached slurmctld
+  double last_duration_s = 0;  ///< how long the last poll took
+  Seconds last_success = 0;    ///< unix time of the last poll that reached slurmctld; 0 = never
   std::uint64_t polls = 0, failures = 0;
 };
 void append_poll_families(const PollHealth& health, Families& out);

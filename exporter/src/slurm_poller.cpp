@@ -135,7 +135,7 @@ Result<ClusterPoll> SlurmPoller::poll() {
     PolledJob job;
     job.id = j.job_id;
     const std::uint32_t state = j.job_state & JOB_STATE_BASE;
-    job.phase = state == JOB_PENDING ? JobPhase::kPending
+    job.phase = state == JOB_PENDING                               ? JobPhase::kPending
                 : (state == JOB_RUNNING || state == JOB_SUSPENDED) ? JobPhase::kRunning
                                                                    : JobPhase::kOther;
     job.partitions = split_partitions(j.partition);
@@ -152,8 +152,8 @@ Result<ClusterPoll> SlurmPoller::poll() {
   for (std::uint32_t i = 0; i < nodes->record_count; ++i) {
     const node_info_t& n = nodes->node_array[i];
     if (!n.name) continue;  // a hidden or future node slot
-    poll.nodes.push_back({n.name, split_partitions(n.partitions), usable(n.node_state),
-                          parse_node_gres(n.gres, n.gres_used)});
+    poll.nodes.push_back(
+        {n.name, split_partitions(n.partitions), usable(n.node_state), parse_node_gres(n.gres, n.gres_used)});
   }
 
   stats_info_request_msg_t req{};
@@ -163,7 +163,8 @@ Result<ClusterPoll> SlurmPoller::poll() {
     SchedulerCycles& c = poll.cycles;
     c.main_last_us = stats->schedule_cycle_last;
     c.main_cycles = stats->schedule_cycle_counter;
-    c.main_mean_us = stats->schedule_cycle_counter ? double(stats->schedule_cycle_sum) / stats->schedule_cycle_counter : 0;
+    c.main_mean_us =
+        stats->schedule_cycle_counter ? double(stats->schedule_cycle_sum) / stats->schedule_cycle_counter : 0;
     c.backfill_last_us = stats->bf_cycle_last;
     c.backfill_cycles = stats->bf_cycle_counter;
     c.backfill_mean_us = stats->bf_cycle_counter ? double(stats->bf_cycle_sum) / stats->bf_cycle_counter : 0;

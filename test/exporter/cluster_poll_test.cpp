@@ -76,8 +76,8 @@ TEST_CASE("fragmentation: idle accelerators of a type while a job that fits them
     std::int64_t h200_fragmented, a100_fragmented;
   };
   const Case cases[] = {
-      {"3 h200 asked, 3 idle in its partition over two nodes", job(1, JobPhase::kPending, {"h200"}, {"gpu", {"h200"}, 3}),
-       3, 0},
+      {"3 h200 asked, 3 idle in its partition over two nodes",
+       job(1, JobPhase::kPending, {"h200"}, {"gpu", {"h200"}, 3}), 3, 0},
       {"4 h200 asked, only 3 idle", job(2, JobPhase::kPending, {"h200"}, {"gpu", {"h200"}, 4}), 0, 0},
       {"typeless 3 in 'all': fits h200 (3 idle) and a100 (3 idle)", job(3, JobPhase::kPending, {"all"}, {"gpu", {}, 3}),
        3, 3},

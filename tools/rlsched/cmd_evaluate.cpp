@@ -118,8 +118,7 @@ int run_evaluate(const EvaluateOptions& options) {
       if (!written.ok()) return fail(written);
     }
     if (!options.report.empty()) {
-      Status written =
-          write_evaluation_report(options.report, doc, inputs->workload.jobs, results, inputs->cluster);
+      Status written = write_evaluation_report(options.report, doc, inputs->workload.jobs, results, inputs->cluster);
       if (!written.ok()) return fail(written);
       if (report) fmt::print("\nreport: {}/index.html\n", options.report);
     }

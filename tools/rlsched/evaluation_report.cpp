@@ -49,9 +49,10 @@ Status run_plot_script(const std::string& script, const std::string& dir) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Status::IoError(fmt::format("{} failed drawing the report in {} (exit {}); its output is in {} "
-                                       "(it needs python3-matplotlib: scripts/setup)",
-                                       script, dir, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log));
+    return Status::IoError(
+        fmt::format("{} failed drawing the report in {} (exit {}); its output is in {} "
+                    "(it needs python3-matplotlib: scripts/setup)",
+                    script, dir, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log));
   return Status::Ok();
 }
 
