@@ -35,6 +35,13 @@ HEALTH_RECORD = {
 }
 
 
+LOGS: list[Path] = []  # the exporter's and Prometheus's logs, quoted when an expectation fails
+
+
+def log_tails() -> str:
+    return "\n".join(f"--- {log} ---\n{tail(log, 15)}" for log in LOGS)
+
+
 def exporter_binary() -> str:
     binary = os.environ.get("RLSCHED_EXPORTER", str(REPO / "build/release/exporter/rlsched-exporter"))
     if not os.access(binary, os.X_OK):
@@ -62,6 +69,7 @@ def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
     (health / "site_factor.json").write_text(json.dumps(HEALTH_RECORD))
     config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health}\n")
     log = root / "exporter.log"
+    LOGS.append(log)
     with open(log, "wb") as out:
         proc = subprocess.Popen([exporter_binary(), "--config", str(config)], stdout=out, stderr=subprocess.STDOUT,
                                 env=lab.env())
@@ -76,7 +84,9 @@ def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture(scope="module")
 def prometheus(exporter: str, tmp_path_factory: pytest.TempPathFactory) -> Prometheus:
     server = Prometheus(tmp_path_factory.mktemp("prometheus"), [exporter],
-                        rule_files=[MONITORING / "rlsched-alerts.yml"]).start()
+                        rule_files=[MONITORING / "rlsched-alerts.yml"])
+    LOGS.append(server.log)
+    server.start()
     yield server
     server.stop()
 
@@ -86,7 +96,7 @@ def scrape(address: str) -> str:
         return r.read().decode()
 
 
-def await_value(prom: Prometheus, promql: str, expected: float, what: str, timeout: float = 30) -> None:
+def await_value(prom: Prometheus, promql: str, expected: float, what: str, timeout: float = 45) -> None:
     last: list[object] = [None]
 
     def equal() -> bool:
@@ -95,7 +105,7 @@ def await_value(prom: Prometheus, promql: str, expected: float, what: str, timeo
     try:
         wait_for(equal, timeout, what, interval=0.5)
     except Exception as e:  # noqa: BLE001 - say what Prometheus answered last
-        raise AssertionError(f"{what}: {promql} = {last[0]}, expected {expected}") from e
+        raise AssertionError(f"{what}: {promql} = {last[0]}, expected {expected}\n{log_tails()}") from e
 
 
 def allocated_by_type(lab: Lab) -> dict[str, int]:
@@ -126,7 +136,7 @@ def test_wait_histogram_and_allocated_accelerators_match_squeue(lab: Lab, promet
     for job in long:
         lab.wait_job_state(job, "RUNNING", timeout=60)
     blocked = lab.sbatch("-p", BLOCKED[0], f"--gres={BLOCKED[1]}", "-t", "5", wrap="sleep 300")
-    lab.wait_for(lambda: lab.squeue([blocked])[0]["reason"] == "Resources", 30, "the 4-H200 job to wait for Resources")
+    lab.wait_for(lambda: lab.squeue([blocked])[0]["reason"] == "Resources", 60, "the 4-H200 job to wait for Resources")
     started = [r for r in lab.squeue(short + long) if r["state"] in ("RUNNING", "COMPLETED")]
     assert len(started) == len(short) + len(long), lab.squeue()
 
@@ -165,17 +175,17 @@ def test_every_dashboard_panel_query_returns_a_series(lab: Lab, prometheus: Prom
             wait_for(lambda: prometheus.query(promql), 20, f"panel {title}", interval=1)
         except Exception:  # noqa: BLE001 - collect all, then report
             empty.append((title, promql))
-    assert not empty, f"panels whose query returns no series: {empty}"
+    assert not empty, f"panels whose query returns no series: {empty}\n{log_tails()}"
 
 
 def test_exporter_serves_slurm_up_0_while_slurmctld_is_down_and_recovers(
         lab: Lab, exporter: str, prometheus: Prometheus) -> None:
     lab.stop_slurmctld()
     try:
-        wait_for(lambda: "slurm_up 0" in scrape(exporter), 60, "slurm_up 0 on /metrics")
+        wait_for(lambda: "slurm_up 0" in scrape(exporter), 60, "slurm_up 0 on /metrics", on_timeout=log_tails)
         await_value(prometheus, "slurm_up", 0, "slurm_up while slurmctld is down")
         assert "slurm_accelerators_total" in scrape(exporter)  # still serving the last poll's values
     finally:
         lab.start_slurmctld()
-    wait_for(lambda: "slurm_up 1" in scrape(exporter), 60, "slurm_up 1 after slurmctld restarted")
+    wait_for(lambda: "slurm_up 1" in scrape(exporter), 60, "slurm_up 1 after slurmctld restarted", on_timeout=log_tails)
     await_value(prometheus, "slurm_up", 1, "slurm_up after slurmctld restarted")
