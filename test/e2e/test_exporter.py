@@ -12,7 +12,9 @@ import json
 import os
 import subprocess
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -58,16 +60,12 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(10)
 
 
-@pytest.fixture(scope="module")
-def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A running rlsched-exporter polling the lab every second; its host:port."""
-    root = tmp_path_factory.mktemp("exporter")
+@contextmanager
+def running_exporter(lab: Lab, root: Path, health_dir: Path) -> Iterator[str]:
+    """rlsched-exporter polling the lab every second and reading health_dir, started in `root`; its host:port."""
     address = f"127.0.0.1:{free_port()}"
     config = root / "rlsched-exporter.yaml"
-    health = root / "health"
-    health.mkdir()
-    (health / "site_factor.json").write_text(json.dumps(HEALTH_RECORD))
-    config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health}\n")
+    config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health_dir}\n")
     log = root / "exporter.log"
     LOGS.append(log)
     with open(log, "wb") as out:
@@ -79,6 +77,16 @@ def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
         yield address
     finally:
         stop(proc)
+
+
+@pytest.fixture(scope="module")
+def exporter(lab: Lab, tmp_path_factory: pytest.TempPathFactory) -> str:
+    root = tmp_path_factory.mktemp("exporter")
+    health = root / "health"
+    health.mkdir()
+    (health / "site_factor.json").write_text(json.dumps(HEALTH_RECORD))
+    with running_exporter(lab, root, health) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

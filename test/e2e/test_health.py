@@ -9,15 +9,14 @@ cycle (at most a minute, PriorityCalcPeriod=1) is awaited for the update histogr
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import plugin_helpers as ph
 import rlsched_plugins
-from lab import Lab, free_port, tail, wait_for
-from test_exporter import exporter_binary, scrape, stop
+from lab import Lab, wait_for
+from test_exporter import running_exporter, scrape
 
 
 @pytest.fixture(scope="module")
@@ -34,20 +33,8 @@ def lab(request: pytest.FixtureRequest, plugin_dirs: list[str], rlsched_cli: Pat
 
 @pytest.fixture(scope="module")
 def exporter(lab: Lab, health_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("exporter")
-    address = f"127.0.0.1:{free_port()}"
-    config = root / "rlsched-exporter.yaml"
-    config.write_text(f"listen: {address}\npoll_interval: 1s\nslurm_conf: {lab.conf_path}\nhealth_dir: {health_dir}\n")
-    log = root / "exporter.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([exporter_binary(), "--config", str(config)], stdout=out, stderr=subprocess.STDOUT,
-                                env=lab.env())
-    try:
-        wait_for(lambda: proc.poll() is None and "slurm_up 1" in scrape(address), 30, "the exporter's first poll",
-                 on_timeout=lambda: tail(log))
+    with running_exporter(lab, tmp_path_factory.mktemp("exporter"), health_dir) as address:
         yield address
-    finally:
-        stop(proc)
 
 
 def sample(text: str, name: str, **labels: str) -> float | None:
