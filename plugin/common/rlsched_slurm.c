@@ -805,6 +805,7 @@ static void _config_load(rlsched_config_engine_t *ce, bool asked)
 		.log = rlsched_slurm_log,
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
+		.plugin_type = ce->type,
 	};
 
 	ce->seen = true;

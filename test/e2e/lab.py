@@ -709,6 +709,16 @@ class Lab:
             self.wait_nodes_responding()
         return time.monotonic() - t0
 
+    def stop_slurmctld(self) -> None:
+        """Stops slurmctld only (slurmd, slurmdbd and its state stay), e.g. to see what a client does without it."""
+        self._stop_daemon("slurmctld")
+
+    def start_slurmctld(self, wait_nodes: bool = True) -> None:
+        """Starts slurmctld again after stop_slurmctld(), with the same configuration and its saved state."""
+        self._start_slurmctld()
+        if wait_nodes:
+            self.wait_nodes_responding()
+
     def _stop_daemon(self, name: str, timeout: float = 30) -> None:
         pid = self.pids.get(name)
         proc = self._procs.get(name)

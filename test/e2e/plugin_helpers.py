@@ -65,9 +65,9 @@ def openblas_env() -> dict[str, str]:
 
 
 def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str, model: Path | None = None,
-               settings: dict[str, str] | None = None, **config: object) -> Lab:
+               settings: dict[str, str] | None = None, extra_conf: tuple[str, ...] = (), **config: object) -> Lab:
     """A lab with both plugins loaded, these extra slurm.conf settings and this rlsched.yaml (enforce mode and
-    fallback sjf unless given); a model is installed as <lab>/models/policy.pt."""
+    fallback sjf unless given); a model is installed as <lab>/models/policy.pt. extra_conf: slurm.conf lines."""
     rlsched_plugins.find_plugins(plugin_dirs)
 
     def prepare(lab: Lab) -> None:
@@ -76,7 +76,7 @@ def plugin_lab(request: pytest.FixtureRequest, plugin_dirs: list[str], name: str
         write_config(lab, **config)
         lab.settings_override.update(plugin_settings(config_path(lab)))
         lab.settings_override.update(settings or {})
-    return start_lab(request, name, prepare=prepare, plugin_dirs=plugin_dirs)
+    return start_lab(request, name, prepare=prepare, plugin_dirs=plugin_dirs, extra_conf=extra_conf)
 
 
 def installed_model(lab: Lab, model: Path) -> Path:

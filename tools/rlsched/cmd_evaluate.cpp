@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "evaluation_report.h"
 #include "inputs.h"
 #include "progress.h"
 #include "report_json.h"
@@ -30,6 +31,7 @@ struct EvaluateOptions {
   std::string candidate;  ///< model file judged for promotion
   std::string current;    ///< the model in service
   double held_back = -1;  ///< share of the last jobs (by submit) to evaluate on; <0: 0.2 with --candidate, else all
+  std::string report;     ///< folder for report.json, outcomes, figures and index.html; empty: none
 };
 
 /// Keeps the last `share` of the jobs in submit order: the part `rlsched train` holds back by default.
@@ -48,6 +50,11 @@ int run_evaluate(const EvaluateOptions& options) {
   if (held_back < 1.0) keep_recent(*inputs, held_back);
   if (inputs->workload.jobs.empty()) return fail(Status::InvalidInput("--held-back leaves no job to evaluate on"));
   sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);
+  if (!options.report.empty()) {
+    if (evaluation.protocol != sim::Protocol::kFull)
+      return fail(Status::InvalidInput("--report needs --protocol full: the figures are drawn from per-job outcomes"));
+    evaluation.keep_outcomes = true;
+  }
   const bool report = !options.run.json_to_stdout();  // --json - owns stdout
   if (report) {
     print_inputs(stdout, *inputs, options.run, evaluation);
@@ -103,11 +110,18 @@ int run_evaluate(const EvaluateOptions& options) {
     if (inputs->injected.urgent > 0) print_preemption_comparison(stdout, results);
     if (verdict) fmt::print("\n{}\n", verdict->text);
   }
-  if (!options.run.json.empty()) {
+  if (!options.run.json.empty() || !options.report.empty()) {
     auto doc = document_json(*inputs, options.run, evaluation, results);
     if (verdict) doc["verdict"] = verdict_json(*verdict);
-    Status written = write_json(doc, options.run.json);
-    if (!written.ok()) return fail(written);
+    if (!options.run.json.empty()) {
+      Status written = write_json(doc, options.run.json);
+      if (!written.ok()) return fail(written);
+    }
+    if (!options.report.empty()) {
+      Status written = write_evaluation_report(options.report, doc, inputs->workload.jobs, results, inputs->cluster);
+      if (!written.ok()) return fail(written);
+      if (report) fmt::print("\nreport: {}/index.html\n", options.report);
+    }
   }
   return kExitOk;
 }
@@ -133,6 +147,10 @@ CommandRunner setup_evaluate(CLI::App& app) {
                  "rlsched train holds back; else 1, all)")
       ->type_name("SHARE")
       ->check(CLI::Range(0.0, 1.0).description(""));
+  app.add_option("--report", options->report,
+                 "Also write report.json, per-job outcomes, PNG figures (wait CDF, queue length and utilisation over "
+                 "time, placements, preemptions) and index.html into this folder")
+      ->type_name("DIR");
   app.callback([policies, candidate] {
     if (policies->count() == 0 && candidate->count() == 0) throw CLI::RequiredError("--policies or --candidate");
   });

@@ -63,6 +63,8 @@ struct PluginConfig {
   bool debug = false;
   /// Seconds between checks of the model file for changes (hot reload); 0: only at scontrol reconfigure.
   Seconds reload_check_interval = 30;
+  /// Folder where each plugin writes its health record, <plugin>.json (rlsched-exporter reads them); empty: none.
+  std::string health_dir;
 
   /// Speeds of the accelerator types (relative throughput, higher is faster). A type Slurm knows but this list
   /// lacks has speed 1.

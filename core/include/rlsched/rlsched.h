@@ -66,6 +66,9 @@ typedef struct rlsched_engine_options {
 	double weight_job_size;
 	double weight_partition;
 	double weight_qos;
+	/* The plugin's type ("site_factor/rlsched"): with health_dir in the config, the engine's own thread rewrites
+	 * <health_dir>/site_factor.json every 10 s (slurm_conf_examples/monitoring/README.md). NULL: no record. */
+	const char *plugin_type;
 } rlsched_engine_options;
 
 /* Reads the config (refusing a file writable by group/others or owned by another user than root or the caller),
@@ -129,6 +132,10 @@ typedef struct rlsched_counters {
 } rlsched_counters;
 
 int rlsched_engine_get_counters(rlsched_engine *engine, rlsched_counters *out);
+
+/* Counts one site_factor update of `seconds` (under the job write lock) in the health record's histogram: a few
+ * atomic additions, no I/O. */
+int rlsched_health_note_update(rlsched_engine *engine, double seconds);
 
 /* ---- Cluster snapshot ---------------------------------------------------------------------------------------- */
 

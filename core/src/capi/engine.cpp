@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <new>
 #include <stdexcept>
 #include <string_view>
@@ -206,10 +207,17 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
   if (engine->settings_->policy) engine->check_model(*engine->settings_->policy);
   if (!engine->options_.no_policy && !engine->options_.no_reload_thread)
     engine->reload_thread_ = std::thread([e = engine.get()] { e->reload_loop(); });
+  if (!c.health_dir.empty() && !engine->options_.plugin_type.empty()) {
+    Engine* e = engine.get();
+    e->health_writer_ = std::make_unique<HealthWriter>(
+        c.health_dir, health_record_name(e->options_.plugin_type), 10, [e] { return e->health_record(); },
+        [e](const std::string& line) { e->log(RLSCHED_LOG_ERROR, line); });
+  }
   return engine;
 }
 
 Engine::~Engine() {
+  health_writer_.reset();
   {
     std::lock_guard<std::mutex> lock(thread_mutex_);
     stop_ = true;
@@ -485,6 +493,27 @@ void Engine::info(rlsched_engine_info& out) {
   }
 }
 
+std::string Engine::health_record() {
+  HealthRecorder::ModelState model;
+  const std::shared_ptr<Settings> s = settings();
+  if (s->policy) {
+    model.scores = true;
+    // Falling back means a configured model is not serving; heuristics chosen on purpose (no model) are not that.
+    model.fallback_active = !s->policy->model_path.empty();
+    std::shared_ptr<policy::ReloadingScorer> r;
+    {
+      std::lock_guard<std::mutex> lock(s->policy->mutex);
+      r = s->policy->reloading;
+    }
+    if (const std::shared_ptr<const policy::Model> m = r ? r->model() : nullptr) {
+      model.sha256 = m->metadata().weights_sha256;
+      model.path = m->path();
+      model.fallback_active = false;
+    }
+  }
+  return health_.record(static_cast<Seconds>(std::time(nullptr)), counters(), model);
+}
+
 rlsched_counters Engine::counters() const {
   rlsched_counters c{};
   policy::PolicyCounters p;
@@ -578,8 +607,16 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
   }
   r.predicted_wait = d.wait;
   r.predicted_run = d.run;
-  if (d.action == RLSCHED_SUBMIT_MODIFIED) placements_.fetch_add(1, std::memory_order_relaxed);
-  if (d.action == RLSCHED_SUBMIT_REJECTED) rejections_.fetch_add(1, std::memory_order_relaxed);
+  if (d.action == RLSCHED_SUBMIT_MODIFIED) {
+    placements_.fetch_add(1, std::memory_order_relaxed);
+    // The placement rule is one (earliest predicted completion); whether it moved the job to another partition is
+    // the distinction worth a label.
+    health_.note_placement(d.type.empty() ? "any" : d.type, d.set_partition ? "moved_partition" : "typed_in_place");
+  }
+  if (d.action == RLSCHED_SUBMIT_REJECTED) {
+    rejections_.fetch_add(1, std::memory_order_relaxed);
+    health_.note_placement("none", "rejected_impossible");  // no partition can ever hold the request
+  }
   out = r;
   return Status::Ok();
 }

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi/health.h"
 #include "capi/job_classes.h"
 #include "rlsched/cluster.h"
 #include "rlsched/job_view.h"
@@ -34,6 +35,7 @@ struct EngineOptions {
   bool no_reload_thread = false;
   bool trust_any_file = false;
   PriorityWeights weights = PriorityWeights::Typical();
+  std::string plugin_type;  ///< names the health record; empty: none
 };
 
 /// What every job of a batch shares: the cluster snapshot in job_view's terms, and the speeds of its pools per job
@@ -90,6 +92,7 @@ class Engine {
   void info(rlsched_engine_info& out);
   rlsched_counters counters() const;
   void count_error() { errors_.fetch_add(1, std::memory_order_relaxed); }
+  HealthRecorder& health() { return health_; }
 
   void log(int level, const std::string& line) const;
 
@@ -113,6 +116,8 @@ class Engine {
   Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
   std::shared_ptr<Settings> settings() const;
   Status check_model(Policy& policy);
+  /// The health record now (HealthWriter's render).
+  std::string health_record();
   /// Scores `jobs` with the policy, counting fallback calls.
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
@@ -148,6 +153,9 @@ class Engine {
   std::atomic<std::uint64_t> placements_{0};
   std::atomic<std::uint64_t> rejections_{0};
   std::atomic<std::uint64_t> errors_{0};
+
+  HealthRecorder health_;
+  std::unique_ptr<HealthWriter> health_writer_;  // last member: its thread stops before the rest is destroyed
 };
 
 }  // namespace rlsched::capi

@@ -56,6 +56,7 @@ Status Engine::preempt_begin(Seconds now, const rlsched_preempt_job& job, std::u
   }
   grace = static_cast<std::uint32_t>(preemption::grace_time(s->config.preemption, c));
   lost = preemption::run_time_lost(c, now);
+  health_.note_preemption(grace, static_cast<double>(lost) * c.size);
   return Status::Ok();
 }
 

@@ -81,6 +81,7 @@ int rlsched_engine_create(const rlsched_engine_options* options, rlsched_engine*
     o.no_policy = options->flags & RLSCHED_ENGINE_NO_POLICY;
     o.no_reload_thread = options->flags & RLSCHED_ENGINE_NO_RELOAD_THREAD;
     o.trust_any_file = options->flags & RLSCHED_ENGINE_TRUST_ANY_FILE;
+    if (options->plugin_type) o.plugin_type = options->plugin_type;
     const double w[] = {options->weight_age, options->weight_fairshare, options->weight_job_size,
                         options->weight_partition, options->weight_qos};
     if (w[0] != 0 || w[1] != 0 || w[2] != 0 || w[3] != 0 || w[4] != 0) {
@@ -163,6 +164,19 @@ int rlsched_engine_get_counters(rlsched_engine* engine, rlsched_counters* out) {
     t_last_error.clear();
     if (!usable(engine) || !out) return fail(engine, RLSCHED_EINVAL, "rlsched_engine_get_counters: NULL argument");
     *out = engine->impl->counters();
+    return RLSCHED_OK;
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
+int rlsched_health_note_update(rlsched_engine* engine, double seconds) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine)) return fail(engine, RLSCHED_EINVAL, "rlsched_health_note_update: NULL engine");
+    engine->impl->health().note_update(seconds);
     return RLSCHED_OK;
   } catch (const std::exception& e) {
     return fail_exception(engine, __func__, e);

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "config/yaml_checks.h"
 #include "rlsched/scorer.h"
 #include "speed_schema.h"
 
@@ -70,13 +71,13 @@ bool PluginConfig::gres_equivalent(std::string_view a, std::string_view b) const
 
 namespace {
 
-using Keys = std::vector<std::string_view>;
 const Keys kTopKeys = {"mode",
                        "model",
                        "fallback",
                        "score_scale",
                        "debug",
                        "reload_check_interval",
+                       "health_dir",
                        "accelerator_types",
                        "gres_equivalence",
                        "job_classes",
@@ -89,130 +90,12 @@ const Keys kPreemptionKeys = {"min_run_time", "max_preemptions", "window", "pree
 const Keys kPlacementKeys = {"enabled",           "map_typeless", "map_any_of", "retype_typed",
                              "reject_impossible", "partitions",   "record",     "default_time_limit"};
 
-// Parsing errors are thrown inside this file only and turned into a Status at the boundary: the checks read as a
-// straight list, and no exception leaves parse_plugin_config.
-struct ConfigError {
-  std::string message;
-};
-
-class Parser {
+class Parser : public YamlChecks {
  public:
-  explicit Parser(std::string name) : name_(std::move(name)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& what) const {
-    const YAML::Mark mark = node.Mark();
-    if (mark.line >= 0) throw ConfigError{fmt::format("{}:{}: {}", name_, mark.line + 1, what)};
-    throw ConfigError{fmt::format("{}: {}", name_, what)};
-  }
+  using YamlChecks::YamlChecks;
 
   void check(const std::optional<SpeedProblem>& problem) const {
     if (problem) fail(problem->at, fmt::format("{}: {}", problem->key, problem->what));
-  }
-
-  // Each key of `map` must be in `allowed`; values are looked up with `get` afterwards.
-  void check_keys(const YAML::Node& map, const Keys& allowed, const std::string& where) const {
-    if (!map.IsMap())
-      fail(map, fmt::format("{} must be a mapping of keys to values", where.empty() ? "the file" : where));
-    std::set<std::string> seen;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        std::string known;
-        for (std::string_view k : allowed) known += (known.empty() ? "" : ", ") + std::string(k);
-        fail(kv.first, fmt::format("unknown key '{}' (known keys{}: {})", path(where, key),
-                                   where.empty() ? "" : " of " + where, known));
-      }
-      if (!seen.insert(key).second) fail(kv.first, fmt::format("key '{}' appears twice", path(where, key)));
-    }
-  }
-
-  static std::string path(const std::string& parent, std::string_view key) {
-    return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", key));
-    return node.Scalar();
-  }
-
-  bool boolean(const YAML::Node& node, const std::string& key) const {
-    std::string text = scalar(node, key);
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (text == "true" || text == "yes" || text == "on") return true;
-    if (text == "false" || text == "no" || text == "off") return false;
-    fail(node, fmt::format("{} must be true or false (got '{}')", key, node.Scalar()));
-  }
-
-  double number(const YAML::Node& node, const std::string& key) const {
-    const std::string text = scalar(node, key);
-    char* end = nullptr;
-    errno = 0;
-    const double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !std::isfinite(value))
-      fail(node, fmt::format("{} must be a number (got '{}')", key, text));
-    return value;
-  }
-
-  long long integer(const YAML::Node& node, const std::string& key, long long lo, long long hi) const {
-    const std::string text = scalar(node, key);
-    char* end = nullptr;
-    errno = 0;
-    const long long value = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || end != text.c_str() + text.size() || errno != 0)
-      fail(node, fmt::format("{} must be a whole number (got '{}')", key, text));
-    if (value < lo || value > hi) fail(node, fmt::format("{} must be in [{}, {}] (got {})", key, lo, hi, value));
-    return value;
-  }
-
-  // Whole seconds, optionally with a unit: 90, "90s", "5m", "2h", "1d".
-  Seconds duration(const YAML::Node& node, const std::string& key) const {
-    std::string text = scalar(node, key);
-    long long unit = 1;
-    if (!text.empty()) {
-      switch (text.back()) {
-        case 's':
-          unit = 1;
-          break;
-        case 'm':
-          unit = 60;
-          break;
-        case 'h':
-          unit = 3600;
-          break;
-        case 'd':
-          unit = 86400;
-          break;
-        default:
-          unit = 0;
-      }
-      if (unit != 0)
-        text.pop_back();
-      else
-        unit = 1;
-    }
-    char* end = nullptr;
-    errno = 0;
-    const long long value = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < 0 ||
-        value > std::numeric_limits<int>::max())
-      fail(node, fmt::format("{} must be a duration in seconds, or with a unit s, m, h or d, e.g. 30s or 5m "
-                             "(got '{}')",
-                             key, node.Scalar()));
-    return value * unit;
-  }
-
-  std::vector<std::string> names(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence()) fail(node, fmt::format("{} must be a list of names, e.g. [a, b]", key));
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < node.size(); ++i) {
-      const std::string item = fmt::format("{}[{}]", key, i);
-      std::string name = scalar(node[i], item);
-      if (name.empty()) fail(node[i], fmt::format("{} must not be empty", item));
-      if (std::find(out.begin(), out.end(), name) != out.end())
-        fail(node[i], fmt::format("{}: '{}' is listed twice", key, name));
-      out.push_back(std::move(name));
-    }
-    return out;
   }
 
   PluginConfig parse(const YAML::Node& root) {
@@ -250,6 +133,11 @@ class Parser {
     if (const YAML::Node n = root["debug"]) c.debug = boolean(n, "debug");
     if (const YAML::Node n = root["reload_check_interval"])
       c.reload_check_interval = duration(n, "reload_check_interval");
+    if (const YAML::Node n = root["health_dir"]) {
+      c.health_dir = n.IsNull() ? std::string() : scalar(n, "health_dir");
+      if (!c.health_dir.empty() && c.health_dir.front() != '/')
+        fail(n, fmt::format("health_dir must be an absolute path (got '{}')", c.health_dir));
+    }
     if (const YAML::Node n = root["accelerator_types"]) parse_types(n, c);
     if (const YAML::Node n = root["gres_equivalence"]) parse_equivalence(n, c);
     if (const YAML::Node n = root["job_classes"]) parse_classes(n, c);
@@ -400,25 +288,12 @@ class Parser {
                                 : std::string("/etc/slurm");
     return fmt::format("{}/{}", dir == "/" ? std::string() : dir, relative);
   }
-
-  std::string name_;
 };
 
 }  // namespace
 
 Result<PluginConfig> parse_plugin_config(std::string_view text, const std::string& name) {
-  try {
-    const YAML::Node root = YAML::Load(std::string(text));
-    return Parser(name).parse(root);
-  } catch (const ConfigError& e) {
-    return Status::InvalidInput(e.message);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp's own syntax errors carry a 0-based mark.
-    if (e.mark.line >= 0) return Status::InvalidInput(fmt::format("{}:{}: {}", name, e.mark.line + 1, e.msg));
-    return Status::InvalidInput(fmt::format("{}: {}", name, e.msg));
-  } catch (const std::exception& e) {
-    return Status::InvalidInput(fmt::format("{}: {}", name, e.what()));
-  }
+  return parse_yaml<PluginConfig>(text, name, [&](const YAML::Node& root) { return Parser(name).parse(root); });
 }
 
 Status check_trusted_file(const std::string& path, const char* what) {

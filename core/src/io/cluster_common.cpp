@@ -34,7 +34,7 @@ std::vector<std::string_view> split_gres_list(std::string_view list) {
   return items;
 }
 
-bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error) {
+bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error, int min_count) {
   std::string_view body = trim(spec);
   const std::size_t paren = body.find('(');
   if (paren != std::string_view::npos) {
@@ -68,7 +68,8 @@ bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error) 
   if (!count_text.empty()) {
     long long count = 0;
     if (!all_digits(count_text) || !parse_int(count_text, count)) return bad("count is not a whole number");
-    if (count <= 0 || count > 1'000'000) return bad("count must be between 1 and 1000000");
+    if (count < min_count || count > 1'000'000)
+      return bad(fmt::format("count must be between {} and 1000000", min_count));
     out.count = static_cast<int>(count);
   }
   return true;

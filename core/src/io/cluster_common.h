@@ -12,9 +12,10 @@
 namespace rlsched::io {
 
 /// Parses one Slurm GRES spec: "gpu:h200:8", "npu:8", "gpu:h200" (count 1), "gpu" (count 1), as slurm.conf's Gres=
-/// reads them; a trailing "(S:0-1)" socket binding is ignored.
+/// reads them; a trailing "(S:0-1)" socket binding is ignored. min_count 0 also reads the node's GRES in use as
+/// libslurm reports it ("gpu:h200:0(IDX:N/A)", "gpu:h200:2(IDX:0-1)").
 /// \return false with `error` set (without location; callers add file:line) when malformed.
-bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error);
+bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error, int min_count = 1);
 
 /// Splits a Gres= list on the commas outside parentheses ("gpu:h200:4(S:0,1),npu:8" has two items).
 std::vector<std::string_view> split_gres_list(std::string_view list);
