@@ -79,6 +79,19 @@ void append_health_families(const std::string& json_text, const std::string& sou
     out.push_back(std::move(fallback));
   }
 
+  if (const auto it = j.find("rank_disagreement"); it != j.end()) {
+    if (!it->is_object()) throw std::runtime_error(fmt::format("{}: 'rank_disagreement' must be an object", source));
+    const std::string mode = it->value("mode", "");
+    MetricFamily share = gauge_family("rlsched_rank_disagreement_ratio",
+                                      "Share of the last batch's job pairs that the learned rank orders against "
+                                      "Slurm's own multifactor priority (in shadow mode: what enforce would change)");
+    add_sample(share, {{"mode", mode}}, number(*it, "share", source));
+    out.push_back(std::move(share));
+    MetricFamily jobs = gauge_family("rlsched_rank_disagreement_jobs", "Jobs in the batch that share was measured on");
+    add_sample(jobs, {{"mode", mode}}, number(*it, "jobs", source));
+    out.push_back(std::move(jobs));
+  }
+
   by_kind(j, "fallbacks", "rlsched_fallbacks_total", "Times the plugins fell back to the fallback scorer, by kind",
           source, out);
   by_kind(j, "faults", "rlsched_faults_total", "Faults the plugins caught and logged, by kind", source, out);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,46 @@ TEST_CASE("the site_factor plugin's health record names its model and counts its
   CHECK(r["preemptions"] == 0);
   // Nothing else is left in the folder: the temporary file was renamed over.
   CHECK(std::distance(std::filesystem::directory_iterator(dir.file("health")), {}) == 1);
+}
+
+TEST_CASE("the site_factor record says how much of Slurm's own order the learned rank overturns", "[capi][health]") {
+  // Three pending jobs: the shortest limit has waited least. The policy here is SJF (no model; fallback sjf):
+  // shortest first, A > B > C. Slurm's multifactor (age weight 1000, the other factors equal): oldest first,
+  // C > B > A. Every one of the 3 pairs is reversed: share 1. In shadow mode, as configured.
+  PrivateDir dir;
+  std::filesystem::create_directory(dir.file("health"));
+  const std::string config = dir.write("rlsched.yaml", "fallback: sjf\nhealth_dir: " + dir.file("health") + "\n");
+  rlsched_engine_options o{};
+  o.abi_version = RLSCHED_ABI_VERSION;
+  o.config_path = config.c_str();
+  o.flags = RLSCHED_ENGINE_NO_RELOAD_THREAD;
+  o.plugin_type = "site_factor/rlsched";
+  o.weight_age = 1000;
+  rlsched_engine* engine = nullptr;
+  REQUIRE(rlsched_engine_create(&o, &engine) == RLSCHED_OK);
+  const rlsched_partition part = {"cpu", 1, 64, 64, 1, 0, nullptr, 0};
+  const rlsched_cluster cluster = {64, 64, 1, nullptr, 0, &part, 1};
+  const int64_t now = 1'700'000'000;
+  std::vector<rlsched_job> jobs(3);
+  for (int i = 0; i < 3; ++i) {
+    rlsched_job& j = jobs[static_cast<std::size_t>(i)];
+    j.job_id = static_cast<uint32_t>(i + 1);
+    j.state = RLSCHED_JOB_PENDING;
+    j.submit_time = now - 600 * (i + 1);
+    j.time_limit = 600 * (i + 1);
+    j.cpus = 1;
+    j.nodes = 1;
+    j.age_factor = 0.1 * (i + 1);
+    j.partition = 0;
+  }
+  REQUIRE(rlsched_score_batch(engine, now, &cluster, jobs.data(), jobs.size(), nullptr, nullptr) == RLSCHED_OK);
+  rlsched_engine_destroy(engine);
+  const nlohmann::json r = read_json(dir.file("health") + "/site_factor.json");
+  REQUIRE(r.contains("rank_disagreement"));
+  CHECK(r["rank_disagreement"]["share"] == 1.0);
+  CHECK(r["rank_disagreement"]["pairs"] == 3);
+  CHECK(r["rank_disagreement"]["jobs"] == 3);
+  CHECK(r["rank_disagreement"]["mode"] == "shadow");
 }
 
 TEST_CASE("a health record is replaced whole, and a folder that cannot be written is an error", "[capi][health]") {

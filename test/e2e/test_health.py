@@ -77,6 +77,11 @@ def test_job_submit_placements_and_site_factor_updates_are_counted(lab: Lab, exp
         wait_for(lambda: (sample(scrape(exporter), "rlsched_site_factor_update_duration_seconds_count",
                                  plugin="site_factor") or 0) >= 1, 90, "a site_factor update in the histogram",
                  interval=1)
+        # The batch that update scored is compared with Slurm's own order (its size at least the held job).
+        wait_for(lambda: (sample(scrape(exporter), "rlsched_rank_disagreement_jobs", plugin="site_factor")
+                          or 0) >= 1, 30, "the rank disagreement of a scored batch", interval=1)
+        share = sample(scrape(exporter), "rlsched_rank_disagreement_ratio", plugin="site_factor")
+        assert share is not None and 0 <= share <= 1, share
     finally:
         lab.run("scancel", str(held))
     text = scrape(exporter)

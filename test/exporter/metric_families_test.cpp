@@ -68,7 +68,8 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
     "fallbacks": {"model_load_failed": 2}, "faults": {"nonfinite_scores": 1},
     "preemptions": 4, "grace_seconds": 120, "lost_accelerator_hours": 1.5,
     "placements": [{"accelerator_type": "h200", "reason": "earliest_completion", "count": 7}],
-    "site_factor_update_seconds": {"bounds": [0.001, 0.005], "counts": [3, 1, 1], "sum": 0.02}})";
+    "site_factor_update_seconds": {"bounds": [0.001, 0.005], "counts": [3, 1, 1], "sum": 0.02},
+    "rank_disagreement": {"share": 0.25, "pairs": 12, "jobs": 6, "mode": "shadow"}})";
   Families f;
   append_health_families(record, "h.json", 1030, f);
   const std::string t = text_of(f);
@@ -84,6 +85,8 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
   CHECK(has_line(t, R"(rlsched_placements_total{accelerator_type="h200",reason="earliest_completion"} 7)"));
   CHECK(has_line(t, R"(rlsched_site_factor_update_duration_seconds_bucket{le="0.005"} 4)"));
   CHECK(has_line(t, "rlsched_site_factor_update_duration_seconds_count 5"));
+  CHECK(has_line(t, R"(rlsched_rank_disagreement_ratio{mode="shadow"} 0.25)"));
+  CHECK(has_line(t, R"(rlsched_rank_disagreement_jobs{mode="shadow"} 6)"));
 
   Families bad;
   CHECK_THROWS_WITH(append_health_families("{\"schema\": 2}", "h.json", 0, bad),

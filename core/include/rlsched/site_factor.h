@@ -22,4 +22,15 @@ std::uint32_t site_factor_of(double score, const std::vector<double>& sorted_sco
 void site_factors_of(const std::vector<double>& scores, std::uint32_t scale, std::vector<double>& sorted,
                      std::uint32_t* out);
 
+/// How far two orders of the same jobs disagree (Kendall's distance): of the pairs that both order strictly, the
+/// share that they order opposite ways. Pairs tied in either order do not count.
+struct RankDisagreement {
+  double share = 0;          ///< 0: the same order; 1: one reverses the other; 0 when `pairs` is 0
+  std::uint64_t pairs = 0;   ///< pairs ordered strictly by both
+};
+
+/// a[i] and b[i] are two scores of job i (e.g. the learned policy's and Slurm's own multifactor priority).
+/// O(n log n). The sizes must match (else: nothing to compare, {0, 0}).
+RankDisagreement rank_disagreement(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace rlsched

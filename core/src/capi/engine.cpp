@@ -209,6 +209,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
     engine->reload_thread_ = std::thread([e = engine.get()] { e->reload_loop(); });
   if (!c.health_dir.empty() && !engine->options_.plugin_type.empty()) {
     Engine* e = engine.get();
+    ScorerSettings slurm_weights;
+    slurm_weights.multifactor = e->options_.weights;
+    if (auto slurm = make_scorer("multifactor", slurm_weights); slurm.ok()) e->slurm_order_ = std::move(*slurm);
     e->health_writer_ = std::make_unique<HealthWriter>(
         c.health_dir, health_record_name(e->options_.plugin_type), 10, [e] { return e->health_record(); },
         [e](const std::string& line) { e->log(RLSCHED_LOG_ERROR, line); });
@@ -427,6 +430,14 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
     std::lock_guard<std::mutex> lock(batch_mutex_);
     site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
   }
+  if (health_writer_ && slurm_order_) {
+    // Slurm's own priority of the same jobs (multifactor with slurm.conf's weights), for the health record's
+    // rank disagreement; measured by the writer thread, not here.
+    thread_local std::vector<double> slurm;
+    slurm.assign(n, 0.0);
+    slurm_order_->score(batch.state.context(now, static_cast<int>(n)), pending, slurm);
+    health_.note_ranks(scores, slurm);
+  }
   if (out_scores) std::copy(scores.begin(), scores.end(), out_scores);
   if (out_factors) std::copy(factors.begin(), factors.end(), out_factors);
   score_calls_.fetch_add(1, std::memory_order_relaxed);
@@ -498,6 +509,7 @@ std::string Engine::health_record() {
   const std::shared_ptr<Settings> s = settings();
   if (s->policy) {
     model.scores = true;
+    model.enforce = s->config.mode == config::Mode::kEnforce;
     // Falling back means a configured model is not serving; heuristics chosen on purpose (no model) are not that.
     model.fallback_active = !s->policy->model_path.empty();
     std::shared_ptr<policy::ReloadingScorer> r;

@@ -155,6 +155,7 @@ class Engine {
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;
+  std::unique_ptr<Scorer> slurm_order_;  // multifactor at slurm.conf's weights, with a health record only
   std::unique_ptr<HealthWriter> health_writer_;  // last member: its thread stops before the rest is destroyed
 };
 

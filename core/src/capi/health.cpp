@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "rlsched/site_factor.h"
+
 namespace rlsched::capi {
 
 void HealthRecorder::note_update(double seconds) {
@@ -35,6 +37,12 @@ void HealthRecorder::note_preemption(Seconds grace, double lost_size_seconds) {
     lost_size_seconds_.fetch_add(static_cast<std::uint64_t>(lost_size_seconds), std::memory_order_relaxed);
 }
 
+void HealthRecorder::note_ranks(const std::vector<double>& policy, const std::vector<double>& slurm) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  policy_ranks_.assign(policy.begin(), policy.end());
+  slurm_ranks_.assign(slurm.begin(), slurm.end());
+}
+
 std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const ModelState& model) {
   nlohmann::json j;
   j["schema"] = 1;
@@ -53,6 +61,14 @@ std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const
                     {"fallback_active", model.fallback_active}};
     for (const auto& [key, n] : placements_)
       placements.push_back({{"accelerator_type", key.first}, {"reason", key.second}, {"count", n}});
+    if (model.scores && !policy_ranks_.empty()) {
+      // How much of Slurm's own order the learned rank overturns: in shadow mode what enforce would change.
+      const RankDisagreement r = rank_disagreement(policy_ranks_, slurm_ranks_);
+      j["rank_disagreement"] = {{"share", r.share},
+                                {"pairs", r.pairs},
+                                {"jobs", policy_ranks_.size()},
+                                {"mode", model.enforce ? "enforce" : "shadow"}};
+    }
   }
   j["placements"] = std::move(placements);
   j["fallbacks"] = {{"model_load_failed", c.model_load_failures},

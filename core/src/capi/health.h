@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "rlsched/job.h"
 #include "rlsched/rlsched.h"
@@ -32,11 +33,15 @@ class HealthRecorder {
   /// A victim chosen: the grace time it was given, and the work it loses if it writes no checkpoint on the signal
   /// (run time since its last checkpoint times the accelerators, or CPUs, it holds).
   void note_preemption(Seconds grace, double lost_size_seconds);
+  /// The last batch's two orders: the policy's scores and Slurm's own multifactor priority of the same jobs. Only
+  /// copied here (under the job write lock); the writer thread measures their disagreement.
+  void note_ranks(const std::vector<double>& policy, const std::vector<double>& slurm);
 
   struct ModelState {
     bool scores = false;       ///< the engine scores jobs (site_factor); else the record has no "model"
     std::string sha256, path;  ///< empty while the fallback serves
     bool fallback_active = true;
+    bool enforce = false;      ///< the site factors are written (enforce) or only computed (shadow)
   };
   /// The record as JSON text. `loaded_at` of a model is when a record first saw its sha256 (within one write
   /// interval of the swap).
@@ -52,6 +57,7 @@ class HealthRecorder {
   std::map<std::pair<std::string, std::string>, std::uint64_t> placements_;
   std::string model_sha_;
   Seconds model_seen_at_ = 0;
+  std::vector<double> policy_ranks_, slurm_ranks_;
 };
 
 /// Writes `text` to <dir>/<name>.json through a temporary file in the same folder and rename(2).
