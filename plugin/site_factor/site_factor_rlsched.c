@@ -266,6 +266,7 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	}
 	update_cnt++;
 	total_ms = rlsched_elapsed_ms(&start);
+	(void) rlsched_health_note_update(ce.engine, total_ms / 1000.0);
 	/* Shadow mode exists to be read: always one info line per cycle */
 	if ((total_ms > RLSCHED_SLOW_UPDATE_MS) || !enforce)
 		info("%s: update scored %zu pending jobs in %.2f ms (copy %.2f ms) with %s, %zu site factors %s",
