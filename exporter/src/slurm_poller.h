@@ -1,6 +1,6 @@
 // One poll of slurmctld through libslurm: jobs, nodes and scheduler statistics, copied into a ClusterPoll. It runs on
-// the exporter's own poll thread, never per scrape. Unchanged job and node tables cost slurmctld little: the previous
-// reply's update time is sent, and slurmctld answers "no change" instead of packing the table again.
+// the exporter's own poll thread, never per scrape. Each poll loads the whole tables (see refresh() for why not
+// "changes since"): one squeue's and one sinfo's worth of work for slurmctld per poll interval.
 #pragma once
 
 #include <memory>
