@@ -82,6 +82,6 @@ def test_site_factor_update_with_the_exporter_polling_stays_within_noise(lab: La
     print(f"\nsite_factor_p_update with {PENDING} pending jobs, ms: without the exporter {without}, with it polling "
           f"every 1 s {with_}; medians {statistics.median(without):.2f} vs {statistics.median(with_):.2f}")
     if polls:
-        print(f"exporter poll with {PENDING} pending jobs and 3 nodes (most polls answered \"no change\"): "
+        print(f"exporter poll with {PENDING} pending jobs and 3 nodes: "
               f"median {1000 * statistics.median(polls):.1f} ms, max {1000 * max(polls):.1f} ms over {len(polls)} samples")
     assert statistics.median(with_) <= NOISE * statistics.median(without)
