@@ -29,7 +29,6 @@ class NodeSpace {
   /// free that was not usable through that slot; 0 when there is none.
   Seconds later_start(Seconds from, Seconds to, const std::vector<int>& nodes) const;
 
-  bool empty() const { return slots_.size() <= 1; }
   std::size_t slots() const { return slots_.size(); }
 
  private:

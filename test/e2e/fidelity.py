@@ -254,6 +254,15 @@ def replay_input(run: Path) -> Path:
     return path
 
 
+def _bf_interval(conf: Path) -> int:
+    """slurm.conf's bf_interval (SchedulerParameters), Slurm's 30 s without one."""
+    for line in conf.read_text().splitlines():
+        m = re.search(r"bf_interval=(\d+)", line)
+        if line.startswith("SchedulerParameters=") and m:
+            return int(m.group(1))
+    return 30
+
+
 def backfill_phase(run: Path) -> int | None:
     """Where slurmctld's backfill cycles fell on their bf_interval grid in this run, counted from the first submit
     in sacct's whole seconds (what `rlsched simulate --bf-phase` takes); None without a log of them
@@ -261,11 +270,7 @@ def backfill_phase(run: Path) -> int | None:
     log = run / "slurmctld.log"
     if not log.exists():
         return None
-    interval = 30
-    for line in (run / "slurm.conf").read_text().splitlines():
-        m = re.search(r"bf_interval=(\d+)", line)
-        if line.startswith("SchedulerParameters=") and m:
-            interval = int(m.group(1))
+    interval = _bf_interval(run / "slurm.conf")
     submits = [o.submit for o in read_real(run / "sacct.txt").values() if o.submit is not None]
     with log.open(errors="replace") as f:
         for line in f:
@@ -450,11 +455,7 @@ def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) 
 def phase_sweep(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> dict:
     """The replay at every phase of the backfill grid: how much of the agreement is the simulator and how much the
     second in which slurmctld's backfill thread happened to wake. Mean and range of each figure."""
-    interval = 30
-    for line in (run / "slurm.conf").read_text().splitlines():
-        m = re.search(r"bf_interval=(\d+)", line)
-        if line.startswith("SchedulerParameters=") and m:
-            interval = int(m.group(1))
+    interval = _bf_interval(run / "slurm.conf")
     keys = ("pair_order_share", "spearman_wait", "pearson_wait", "mean_wait_ratio")
     rows = [compare(run, rlsched, [*extra, "--bf-phase", str(p)], top=0) for p in range(interval)]
     return {k: {"mean": sum(r[k] for r in rows) / len(rows), "min": min(r[k] for r in rows),

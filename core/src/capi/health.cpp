@@ -48,6 +48,7 @@ std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const
   j["schema"] = 1;
   j["written_at"] = now;
   nlohmann::json placements = nlohmann::json::array();
+  std::vector<double> policy_ranks, slurm_ranks;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (model.sha256 != model_sha_) {
@@ -61,13 +62,21 @@ std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const
                     {"fallback_active", model.fallback_active}};
     for (const auto& [key, n] : placements_)
       placements.push_back({{"accelerator_type", key.first}, {"reason", key.second}, {"count", n}});
-    if (model.scores && !policy_ranks_.empty()) {
-      // How much of Slurm's own order the learned rank overturns: in shadow mode what enforce would change.
-      const RankDisagreement r = rank_disagreement(policy_ranks_, slurm_ranks_);
-      j["rank_disagreement"] = {{"share", r.share},
-                                {"pairs", r.pairs},
-                                {"jobs", policy_ranks_.size()},
-                                {"mode", model.enforce ? "enforce" : "shadow"}};
+    policy_ranks.swap(policy_ranks_);
+    slurm_ranks.swap(slurm_ranks_);
+  }
+  if (model.scores && !policy_ranks.empty()) {
+    // How much of Slurm's own order the learned rank overturns: in shadow mode what enforce would change. Measured
+    // outside the lock: note_ranks runs under slurmctld's job write lock and must not wait for this sort.
+    const RankDisagreement r = rank_disagreement(policy_ranks, slurm_ranks);
+    j["rank_disagreement"] = {{"share", r.share},
+                              {"pairs", r.pairs},
+                              {"jobs", policy_ranks.size()},
+                              {"mode", model.enforce ? "enforce" : "shadow"}};
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (policy_ranks_.empty()) {  // no newer batch meanwhile: keep this one for the next record
+      policy_ranks_.swap(policy_ranks);
+      slurm_ranks_.swap(slurm_ranks);
     }
   }
   j["placements"] = std::move(placements);
