@@ -117,6 +117,8 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
     next_backfill_ = last_charge_;
   }
   main_delay_ = config.main_pass_delay.value_or(config.backfill == Backfill::kSlurm ? 1 : 0);
+  end_delay_ = config.end_pass_delay.value_or(0);
+  batch_delay_ = main_delay_ > 0 ? cluster.backfill.batch_sched_delay : 0;
   // The backfill thread's grid is slurmctld's own; by default phased so that the first job meets the main pass
   // first.
   next_backfill_ += config.backfill_phase.value_or(main_delay_);
@@ -153,16 +155,21 @@ SimResult SlurmSim::run() {
       only_arrivals_ = false;
     }
     if (ticks_ && pending_count_ > 0 && now >= next_tick_) update_priorities(now);
-    if (dirty_ && main_delay_ > 0 && main_due_ != now) {
+    const Seconds delay = ended_ ? end_delay_ : main_delay_;
+    if (dirty_ && main_due_ != now && delay > 0) {
       // slurmctld's main pass runs after the event that asks for it, not in the same instant: defer it (and
-      // whatever else happens meanwhile) by main_delay_.
+      // whatever else happens meanwhile); a submit's to the background thread's tick, at most once per
+      // batch_sched_delay.
       if (main_due_ < now) {
-        main_due_ = now + main_delay_;
+        main_due_ = now + delay;
+        if (!ended_ && last_deferred_pass_ >= 0) main_due_ = std::max(main_due_, last_deferred_pass_ + batch_delay_);
         wakeups_.insert(main_due_);
       }
       dirty_ = false;
     }
     if (dirty_) {
+      if (main_due_ == now) last_deferred_pass_ = now;
+      ended_ = false;
       schedule(now);
       measure_fragmentation();
 #ifndef NDEBUG
@@ -566,6 +573,7 @@ void SlurmSim::finish(int job, Seconds now) {
     if (std::find(o.nodes.begin(), o.nodes.end(), g.node) == o.nodes.end()) o.nodes.push_back(g.node);
   std::sort(o.nodes.begin(), o.nodes.end());
   dirty_ = true;
+  ended_ = true;
   only_arrivals_ = false;
   notify(ScheduleEvent::Kind::kEnd, job, now);
 }

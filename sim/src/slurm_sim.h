@@ -240,8 +240,15 @@ class SlurmSim {
   Seconds last_charge_ = 0;
   std::vector<double> sorted_scores_;  // last tick's scores, for the site factor of jobs arriving in between
   bool dirty_ = false;                 // something changed since the last scheduling pass
-  Seconds main_delay_ = 0;             // the main pass runs this long after the event that asks for it
+  // slurmctld's main pass has two triggers (see SimConfig::main_pass_delay): a job's end runs it at once
+  // (end_delay_ later), anything else on the background thread's next tick (main_delay_), at most once per
+  // batch_delay_.
+  Seconds main_delay_ = 0;
+  Seconds end_delay_ = 0;
+  Seconds batch_delay_ = 0;
   Seconds main_due_ = -1;              // when the deferred main pass runs
+  Seconds last_deferred_pass_ = -1;    // when the last deferred main pass ran
+  bool ended_ = false;                 // a job ended since the last pass
   bool only_arrivals_ = false;         // ...and it was only arrivals (the last full pass's blocks still hold)
   std::vector<int> new_arrivals_;
 

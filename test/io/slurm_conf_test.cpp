@@ -406,7 +406,7 @@ TEST_CASE("slurm_conf_examples: cluster.yaml and slurm.conf + gres.conf describe
   CHECK(with_speeds->find_type("910b", "npu")->speed == 0.8);
 }
 
-TEST_CASE("read_slurm_conf reads sched/backfill's bf_interval, bf_resolution and bf_max_job_test") {
+TEST_CASE("read_slurm_conf reads bf_interval, bf_resolution, bf_max_job_test and batch_sched_delay") {
   const std::string dir = temp_dir("backfill");
   const std::string nodes = "NodeName=n1 CPUs=8\nPartitionName=p Nodes=ALL Default=YES\n";
   auto defaults = read_slurm_conf(write(dir + "/slurm.conf", nodes), "");
@@ -414,14 +414,22 @@ TEST_CASE("read_slurm_conf reads sched/backfill's bf_interval, bf_resolution and
   CHECK(defaults->backfill.interval == 30);  // slurm.conf(5) 22.05 defaults
   CHECK(defaults->backfill.resolution == 60);
   CHECK(defaults->backfill.max_job_test == 500);
+  CHECK(defaults->backfill.batch_sched_delay == 3);
   auto lab = read_slurm_conf(
-      write(dir + "/slurm.conf", "SchedulerParameters=bf_continue,bf_interval=5,BF_RESOLUTION=1,bf_max_job_test=100\n" + nodes),
+      write(dir + "/slurm.conf",
+            "SchedulerParameters=bf_continue,bf_interval=5,BF_RESOLUTION=1,bf_max_job_test=100,batch_sched_delay=0\n" +
+                nodes),
       "");
   REQUIRE(lab.ok());
   CHECK(lab->backfill.interval == 5);
   CHECK(lab->backfill.resolution == 1);
   CHECK(lab->backfill.max_job_test == 100);
+  CHECK(lab->backfill.batch_sched_delay == 0);
   auto bad = read_slurm_conf(write(dir + "/slurm.conf", "SchedulerParameters=bf_interval=0\n" + nodes), "");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.status().message(), Catch::Contains("slurm.conf:1") && Catch::Contains("bf_interval=0"));
+  auto negative = read_slurm_conf(write(dir + "/slurm.conf", "SchedulerParameters=batch_sched_delay=-1\n" + nodes), "");
+  REQUIRE_FALSE(negative.ok());
+  CHECK_THAT(negative.status().message(),
+             Catch::Contains("slurm.conf:1") && Catch::Contains("batch_sched_delay=-1") && Catch::Contains("from 0"));
 }

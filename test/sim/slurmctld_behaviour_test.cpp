@@ -190,10 +190,11 @@ TEST_CASE("nodes are taken in slurmctld's node order, by name, not as slurm.conf
   CHECK(ten.nodes[t.outcomes[0].nodes[0]].name == "node2");
 }
 
-TEST_CASE("under sched/backfill the main pass runs a second after the submit or end that asks for it") {
-  // slurmctld schedules after the RPC that changed the queue (on the lab 0-3 s later; sacct keeps whole seconds).
-  // One 8-CPU node: A (8 CPUs, 50 s) submitted at 10 starts at 11; B (8 CPUs) submitted at 20 starts a second
-  // after A ends at 61: 62. Without the delay: 10 and 60.
+TEST_CASE("under sched/backfill a submit's main pass runs on the next tick, an end's at once") {
+  // slurmctld's background thread runs the pass a submit asks for on its next tick, about once a second (on the
+  // lab 0.03-2.2 s after the RPC; sacct keeps whole seconds); the RPC that reports a job's epilog complete calls
+  // schedule() itself, unthrottled. One 8-CPU node: A (8 CPUs, 50 s) submitted at 10 starts at 11; B (8 CPUs) submitted at 20
+  // starts when A ends at 61. With both delays 0: 10 and 60; with an end delay of 1 s: 11 and 62.
   Cluster c = Cluster::Homogeneous(1, 8);
   std::vector<Job> jobs = {cpu_job(1, 10, 50, 8), cpu_job(2, 20, 50, 8)};
   SimConfig config;
@@ -201,13 +202,45 @@ TEST_CASE("under sched/backfill the main pass runs a second after the submit or 
   SECTION("default") {
     const auto r = run(c, jobs, "fcfs", config);
     CHECK(r.outcomes[0].start == 11);
-    CHECK(r.outcomes[1].start == 62);
+    CHECK(r.outcomes[1].start == 61);
   }
   SECTION("main_pass_delay 0") {
     config.main_pass_delay = 0;
     const auto r = run(c, jobs, "fcfs", config);
     CHECK(r.outcomes[0].start == 10);
     CHECK(r.outcomes[1].start == 60);
+  }
+  SECTION("end_pass_delay 1") {
+    config.end_pass_delay = 1;
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[0].start == 11);
+    CHECK(r.outcomes[1].start == 62);
+  }
+}
+
+TEST_CASE("a submit's main pass comes at most once per batch_sched_delay") {
+  // controller.c: the background thread calls schedule() for queued submits only when batch_sched_delay (3 s by
+  // default) has passed since it last did. Three 8-CPU nodes, backfill far away (bf_interval 300, phase 200):
+  // A submitted at 10 starts on the tick at 11; B submitted at 12 waits for 11 + 3 = 14; C at 20 starts at 21.
+  // With batch_sched_delay=0, B starts at 13.
+  Cluster c = Cluster::Homogeneous(3, 8);
+  c.backfill.interval = 300;
+  std::vector<Job> jobs = {cpu_job(1, 10, 500, 8), cpu_job(2, 12, 500, 8), cpu_job(3, 20, 500, 8)};
+  SimConfig config;
+  config.backfill = Backfill::kSlurm;
+  config.backfill_phase = 200;
+  SECTION("default: 3 s") {
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[0].start == 11);
+    CHECK(r.outcomes[1].start == 14);
+    CHECK(r.outcomes[2].start == 21);
+  }
+  SECTION("batch_sched_delay=0") {
+    c.backfill.batch_sched_delay = 0;
+    const auto r = run(c, jobs, "fcfs", config);
+    CHECK(r.outcomes[0].start == 11);
+    CHECK(r.outcomes[1].start == 13);
+    CHECK(r.outcomes[2].start == 21);
   }
 }
 

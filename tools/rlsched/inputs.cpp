@@ -204,6 +204,8 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.sim.backfill = options.parsed_backfill();
   evaluation.sim.bf_max_job_test = options.bf_max_job_test;
   if (options.bf_phase >= 0) evaluation.sim.backfill_phase = options.bf_phase;
+  if (options.main_pass_delay >= 0) evaluation.sim.main_pass_delay = options.main_pass_delay;
+  if (options.end_pass_delay >= 0) evaluation.sim.end_pass_delay = options.end_pass_delay;
   evaluation.sim.placement.mode = options.parsed_placements().front();
   evaluation.sim.placement.partitions = options.parsed_placement_partitions();
   evaluation.sim.requeue_delay = options.requeue_delay;

@@ -180,6 +180,18 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                      "cycles' phase on the bf_interval grid, e.g. slurmctld's in a replay); default 1")
           ->type_name("S")
           ->check(CLI::NonNegativeNumber);
+  CLI::Option* main_pass_delay =
+      app.add_option("--main-pass-delay", options.main_pass_delay,
+                     "With --backfill slurm: seconds from a submit to the main pass it asks for (slurmctld's "
+                     "background thread runs it on its next tick, at most once per batch_sched_delay); default 1")
+          ->type_name("S")
+          ->check(CLI::NonNegativeNumber);
+  CLI::Option* end_pass_delay =
+      app.add_option("--end-pass-delay", options.end_pass_delay,
+                     "With --backfill slurm: seconds from a job's end to the main pass it asks for (slurmctld runs "
+                     "it from the RPC that reports the end); default 0")
+          ->type_name("S")
+          ->check(CLI::NonNegativeNumber);
   CLI::Option* placement = app.add_option("--placement", options.placement,
                  "How a job allowed several accelerator types gets one: fastest-free, first-fit, recorded, fastest "
                  "or predictive (job_submit/rlsched's decision); evaluate compares a comma-separated list")
@@ -256,7 +268,7 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, placement, placement_partitions, preemption, urgent,
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, main_pass_delay, end_pass_delay, placement, placement_partitions, preemption, urgent,
                                      checkpoint, checkpointable, restart_overhead, requeue_delay});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");

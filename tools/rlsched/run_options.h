@@ -27,6 +27,8 @@ struct RunOptions {
   std::uint64_t seed = 1;
   int bf_max_job_test = 0;
   int bf_phase = -1;  ///< --bf-phase; -1: the simulator's default
+  int main_pass_delay = -1;  ///< --main-pass-delay; -1: the simulator's default
+  int end_pass_delay = -1;   ///< --end-pass-delay; -1: the simulator's default
   std::string json;  ///< empty: no JSON; "-": stdout
   std::string placement = "fastest-free";  ///< how multi-type jobs get a type; evaluate takes a comma list
   std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go

@@ -84,6 +84,9 @@ struct BackfillSettings {
   Seconds interval = 30;    ///< bf_interval: seconds between backfill cycles
   Seconds resolution = 60;  ///< bf_resolution: a reservation's start and end are multiples of it (rounded down)
   int max_job_test = 500;   ///< bf_max_job_test: pending jobs one cycle looks at
+  /// batch_sched_delay (a main-scheduler parameter read from the same line): slurmctld's background thread runs
+  /// the main pass a submit asked for at most once per this many seconds.
+  Seconds batch_sched_delay = 3;
 };
 
 struct Cluster {

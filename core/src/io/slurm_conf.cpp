@@ -376,7 +376,8 @@ class SlurmConfReader {
     return Status::Ok();
   }
 
-  // sched/backfill's bf_interval, bf_resolution and bf_max_job_test; the other SchedulerParameters are skipped.
+  // sched/backfill's bf_interval, bf_resolution and bf_max_job_test, and the main scheduler's batch_sched_delay;
+  // the other SchedulerParameters are skipped.
   Status scheduler_parameters(const Where& where, const std::string& value) {
     std::vector<std::string_view> items;
     split_on(value, ',', items);
@@ -385,17 +386,24 @@ class SlurmConfReader {
       const std::size_t eq = item.find('=');
       if (eq == std::string_view::npos) continue;
       const std::string key = to_lower(trim(item.substr(0, eq)));
-      const std::pair<const char*, long long> ranges[] = {{"bf_interval", 10800}, {"bf_resolution", 3600},
-                                                          {"bf_max_job_test", 1'000'000}};
-      for (const auto& [name, most] : ranges) {
+      struct Range {
+        const char* name;
+        long long least, most;
+      };
+      const Range ranges[] = {{"bf_interval", 1, 10800},
+                              {"bf_resolution", 1, 3600},
+                              {"bf_max_job_test", 1, 1'000'000},
+                              {"batch_sched_delay", 0, 86400}};
+      for (const auto& [name, least, most] : ranges) {
         if (key != name) continue;
         long long v = 0;
-        if (!parse_int(trim(item.substr(eq + 1)), v) || v < 1 || v > most)
-          return where.error(fmt::format("SchedulerParameters {}: must be a whole number from 1 to {}",
-                                         std::string(item), most));
+        if (!parse_int(trim(item.substr(eq + 1)), v) || v < least || v > most)
+          return where.error(fmt::format("SchedulerParameters {}: must be a whole number from {} to {}",
+                                         std::string(item), least, most));
         if (key == "bf_interval") b.interval = v;
         if (key == "bf_resolution") b.resolution = v;
         if (key == "bf_max_job_test") b.max_job_test = static_cast<int>(v);
+        if (key == "batch_sched_delay") b.batch_sched_delay = v;
       }
     }
     return Status::Ok();

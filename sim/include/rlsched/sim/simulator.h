@@ -117,10 +117,16 @@ struct SimConfig {
   PreemptionSettings preemption;
   /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
   int bf_max_job_test = 0;
-  /// How long after the event that asks for it (a submit, an end) the main scheduling pass runs. Unset: 1 s under
-  /// Backfill::kSlurm (slurmctld schedules after the RPC that changed the queue, 0-3 s later on the lab, and sacct
-  /// keeps whole seconds), 0 otherwise.
+  /// How long after a submit (or any change but a job's end) the main scheduling pass runs. Unset: 1 s under
+  /// Backfill::kSlurm: slurmctld's background thread runs the pass a submit asks for on its next tick (it wakes
+  /// about once a second; 0-1.3 s later on the lab, and sacct keeps whole seconds), at most once per the
+  /// cluster's batch_sched_delay; 0 otherwise.
   std::optional<Seconds> main_pass_delay;
+  /// How long after a job's end the main pass runs. Unset: 0. slurmctld calls schedule() itself from the RPC that
+  /// reports the job's epilog complete, not through the throttled background thread; on the lab that came 0-2.8 s
+  /// after the end (median 0.5 s), so in whole seconds the end's own second and the next are about as likely, and
+  /// 0 agreed slightly better with four real runs than 1 (docs/fidelity.md).
+  std::optional<Seconds> end_pass_delay;
   /// Backfill::kSlurm: the backfill thread wakes every bf_interval on a grid of its own; this many seconds after
   /// the first submit is on it (a replay of a real run can take slurmctld's). Unset: main_pass_delay.
   std::optional<Seconds> backfill_phase;
