@@ -388,6 +388,19 @@ def pair_order_share(real: Sequence[float], sim: Sequence[float]) -> float:
 
 
 # ---- comparison ----------------------------------------------------------------------------------------------------
+def agreement(real_start: Sequence[float], sim_start: Sequence[float], real_wait: Sequence[float],
+              sim_wait: Sequence[float]) -> dict:
+    """The figures every comparison reports, job by job (the same jobs in the same order on both sides; start times
+    on a common clock)."""
+    n = len(real_wait)
+    return {"pair_order_share": pair_order_share(real_start, sim_start),
+            "spearman_wait": spearman(real_wait, sim_wait),
+            "pearson_wait": pearson(real_wait, sim_wait),
+            "mean_abs_wait_error_s": sum(abs(a - b) for a, b in zip(real_wait, sim_wait)) / n,
+            "mean_wait_real_s": sum(real_wait) / n,
+            "mean_wait_sim_s": sum(sim_wait) / n}
+
+
 def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) -> dict:
     """Real against simulated, per job and in aggregate; the `top` biggest wait disagreements with what differed."""
     real = read_real(run / "sacct.txt")
@@ -412,12 +425,7 @@ def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) 
     report = {
         "run": str(run), "mode": json.loads((run / "run.json").read_text())["mode"], "jobs": len(ids),
         "missing": missing,
-        "pair_order_share": pair_order_share(rs, ss),
-        "spearman_wait": spearman(rw, sw),
-        "pearson_wait": pearson(rw, sw),
-        "mean_abs_wait_error_s": sum(abs(a - b) for a, b in zip(rw, sw)) / len(ids),
-        "mean_wait_real_s": sum(rw) / len(ids),
-        "mean_wait_sim_s": sum(sw) / len(ids),
+        **agreement(rs, ss, rw, sw),
         "makespan_real_s": makespan(real), "makespan_sim_s": makespan(sim),
         "cpu_utilisation_real": utilisation(real), "cpu_utilisation_sim": utilisation(sim),
         "partition_agreement": sum(real[i].partition == sim[i].partition for i in ids) / len(ids),
@@ -449,6 +457,86 @@ def compare(run: Path, rlsched: Path, extra: Sequence[str] = (), top: int = 10) 
                      "wait_real": real[i].wait, "wait_sim": sim[i].wait,
                      "ahead_only_in_sim": ahead_sim, "ahead_only_in_real": ahead_real})
     report["biggest_disagreements"] = rows
+    return report
+
+
+def _by_name(run: Path) -> dict[str, Outcome]:
+    """The run's real outcomes keyed by workload job name (job ids differ between runs)."""
+    real = read_real(run / "sacct.txt")
+    ids = json.loads((run / "run.json").read_text())["job_ids"]
+    return {name: real[str(i)] for name, i in ids.items() if str(i) in real}
+
+
+def _same_workload(runs: Sequence[Path]) -> list[WorkloadJob]:
+    for run in runs:
+        if not (run / "run.json").exists():
+            sys.exit(f"{run}: not a run folder (no run.json)")
+    workload = load_workload(runs[0] / "workload.json")
+    for run in runs[1:]:
+        if load_workload(run / "workload.json") != workload:
+            sys.exit(f"{runs[0]} and {run} ran different workloads: nothing to compare")
+    return workload
+
+
+def repeat(first: Path, second: Path) -> dict:
+    """Two real runs of the same workload against each other, with the figures `compare` gives a replay: how
+    closely slurmctld repeats itself when only sub-second timing differs. No simulator can agree with one run
+    better than another run of slurmctld does, so this is the ceiling of each figure on this workload."""
+    _same_workload([first, second])
+    a, b = _by_name(first), _by_name(second)
+    names = sorted(n for n in a if n in b and a[n].start is not None and b[n].start is not None)
+    begin_a, begin_b = min(a[n].submit for n in names), min(b[n].submit for n in names)
+    return {"runs": [str(first), str(second)], "jobs": len(names),
+            **agreement([a[n].start - begin_a for n in names], [b[n].start - begin_b for n in names],
+                        [a[n].wait for n in names], [b[n].wait for n in names]),
+            "same_node": sum(a[n].nodes == b[n].nodes for n in names) / len(names)}
+
+
+def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> dict:
+    """The simulator's expected waits against slurmctld's: each job's wait averaged over the real runs of the same
+    workload, and over the replays of every run at every phase of the backfill grid (the sub-second timing that
+    decides which of two jobs takes a freed node is in neither sacct's record nor anyone's control, so a job's
+    wait in one run is one draw; `repeat` measures how much they scatter). Start times are counted from each run's
+    first submit."""
+    workload = _same_workload(runs)
+    interval = _bf_interval(runs[0] / "slurm.conf")
+    real_start: dict[str, list[int]] = {}
+    real_wait: dict[str, list[int]] = {}
+    sim_start: dict[str, list[int]] = {}
+    sim_wait: dict[str, list[int]] = {}
+    for run in runs:
+        real = _by_name(run)
+        begin = min(o.submit for o in real.values())
+        ids = json.loads((run / "run.json").read_text())["job_ids"]
+        for name, o in real.items():
+            if o.start is not None:
+                real_start.setdefault(name, []).append(o.start - begin)
+                real_wait.setdefault(name, []).append(o.wait)
+        for phase in range(interval):
+            sim, _ = simulate(run, rlsched, [*extra, "--bf-phase", str(phase)])
+            for name, i in ids.items():
+                o = sim.get(str(i))
+                if o is not None and o.start is not None:
+                    sim_start.setdefault(name, []).append(o.start - begin)
+                    sim_wait.setdefault(name, []).append(o.wait)
+    full = len(runs) * interval
+    names = sorted(n for n in real_wait if len(real_wait[n]) == len(runs) and len(sim_wait.get(n, [])) == full)
+
+    def mean(v: list[int]) -> float:
+        return sum(v) / len(v)
+
+    kinds = {j.name: j.kind for j in workload}
+    report = {"runs": [str(r) for r in runs], "mode": json.loads((runs[0] / "run.json").read_text())["mode"],
+              "jobs": len(names), "replays": full,
+              **agreement([mean(real_start[n]) for n in names], [mean(sim_start[n]) for n in names],
+                          [mean(real_wait[n]) for n in names], [mean(sim_wait[n]) for n in names])}
+    report["mean_wait_ratio"] = report["mean_wait_sim_s"] / report["mean_wait_real_s"]
+    by_kind: dict[str, list[str]] = {}
+    for n in names:
+        by_kind.setdefault(kinds[n], []).append(n)
+    report["by_kind"] = {k: {"jobs": len(v), "mean_wait_real_s": sum(mean(real_wait[n]) for n in v) / len(v),
+                             "mean_wait_sim_s": sum(mean(sim_wait[n]) for n in v) / len(v)}
+                         for k, v in sorted(by_kind.items())}
     return report
 
 
@@ -503,6 +591,46 @@ def print_report(r: dict) -> None:
               f"{d['ahead_only_in_sim']:>3} / {d['ahead_only_in_real']}")
 
 
+def print_repeat(r: dict) -> None:
+    print(f"slurmctld against itself, {r['runs'][0]} / {r['runs'][1]}: {r['jobs']} jobs")
+    print(f"  pairs {r['pair_order_share']:.3f}, Spearman {r['spearman_wait']:.3f}, Pearson {r['pearson_wait']:.3f}, "
+          f"mean abs. wait difference {r['mean_abs_wait_error_s']:.1f} s, mean waits {r['mean_wait_real_s']:.1f} / "
+          f"{r['mean_wait_sim_s']:.1f} s, same node {r['same_node']:.3f}")
+
+
+def print_expected(r: dict) -> None:
+    print(f"expected waits ({r['mode']}): the mean of {len(r['runs'])} real runs against the mean of {r['replays']} "
+          f"replays (every run at every backfill phase), {r['jobs']} jobs")
+    print(f"  pairs {r['pair_order_share']:.3f}, Spearman {r['spearman_wait']:.3f}, Pearson {r['pearson_wait']:.3f}, "
+          f"mean abs. error {r['mean_abs_wait_error_s']:.1f} s, mean wait real / sim {r['mean_wait_real_s']:.1f} / "
+          f"{r['mean_wait_sim_s']:.1f} s (x{r['mean_wait_ratio']:.2f})")
+    for k, v in r["by_kind"].items():
+        print(f"    {k:<10} {v['jobs']:>4} jobs  {v['mean_wait_real_s']:7.1f} / {v['mean_wait_sim_s']:7.1f}")
+
+
+def full_report(stock: Sequence[Path], site: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> dict:
+    """What scripts/fidelity prints: every run's replay at slurmctld's phase, each mode's runs against each other,
+    the expected waits of each mode, and the learned policy's effect on mean wait, real (over the runs) and
+    simulated (over the replays)."""
+    extra = ["--backfill", "slurm", *extra]
+    result: dict = {"replays": [], "repeat": {}, "expected": {}}
+    for run in [*stock, *site]:
+        r = compare(run, rlsched, extra)
+        print_report(r)
+        result["replays"].append(r)
+    for mode, runs in (("stock", stock), ("site", site)):
+        if len(runs) >= 2:
+            result["repeat"][mode] = repeat(runs[0], runs[1])
+            print_repeat(result["repeat"][mode])
+        result["expected"][mode] = expected(runs, rlsched, extra)
+        print_expected(result["expected"][mode])
+    result["effect"] = effect(result["expected"]["stock"], result["expected"]["site"])
+    e = result["effect"]
+    print(f"learned policy's effect on mean wait: real {e['real']:+.1%} (over the runs), simulated {e['sim']:+.1%} "
+          f"(over the replays), sim/real {e['sim_over_real']:.2f}")
+    return result
+
+
 def effect(stock: dict, site: dict) -> dict:
     """The learned policy's effect on mean wait, real and simulated: (site - stock) / stock."""
     real = (site["mean_wait_real_s"] - stock["mean_wait_real_s"]) / stock["mean_wait_real_s"]
@@ -541,7 +669,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
         p.add_argument("--sweep-phases", action="store_true",
                        help="also replay at every phase of the backfill grid and report mean and range")
+    rep = sub.add_parser("repeat", help="two real runs of the same workload against each other: how closely "
+                         "slurmctld repeats itself (the ceiling of every fidelity figure)")
+    rep.add_argument("runs", type=Path, nargs=2)
+    rep.add_argument("--json", type=Path, help="write the figures as JSON here")
+    rep_all = sub.add_parser("report", help="the whole report of repeated runs: each run's replay, slurmctld "
+                             "against itself, the simulator's expected waits against the real runs' mean, and the "
+                             "learned policy's effect")
+    rep_all.add_argument("--stock", type=Path, nargs="+", required=True, help="stock run folders (the same workload)")
+    rep_all.add_argument("--site", type=Path, nargs="+", required=True, help="site run folders (the same workload)")
+    rep_all.add_argument("--rlsched")
+    rep_all.add_argument("--json", type=Path, help="write the report as JSON here")
+    rep_all.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
     args = ap.parse_args(argv)
+    if args.command == "repeat":
+        r = repeat(*args.runs)
+        print_repeat(r)
+        if args.json:
+            args.json.write_text(json.dumps(r, indent=1) + "\n")
+        return 0
+    if args.command == "report":
+        result = full_report(args.stock, args.site, _rlsched(args.rlsched), args.sim_arg)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
+        return 0
     if args.command == "run":
         lo, hi = (int(x) for x in args.run_times.split("-"))
         workload = generate(args.jobs, args.seed, (lo, hi), args.span)

@@ -1,0 +1,120 @@
+"""The figures of test/e2e/fidelity.py on hand-made runs, without a cluster (ctest tools.fidelity_statistics).
+
+Every expected value below is worked out by hand from the runs written here, not computed with fidelity.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import fidelity
+from lab import Lab
+
+HEADER = Lab.SACCT_FIELDS.replace(",", "|")
+BEGIN = 1_700_000_000  # the first submit of a hand-made run, epoch seconds
+
+
+def _stamp(epoch: int) -> str:
+    import time
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch))
+
+
+def write_run(folder: Path, waits: dict[str, int], workload: list[fidelity.WorkloadJob], first_id: int = 1,
+              mode: str = "stock") -> Path:
+    """A run folder as `fidelity.py run` leaves one: job i of the workload submitted at BEGIN + i, waiting
+    waits[name], running 10 s; job ids from first_id."""
+    folder.mkdir(parents=True)
+    fidelity.save_workload(folder / "workload.json", workload, {"jobs": len(workload)})
+    fields = HEADER.split("|")
+    rows, ids = [HEADER], {}
+    for k, job in enumerate(workload):
+        job_id = first_id + k
+        ids[job.name] = job_id
+        submit = BEGIN + k
+        start = submit + waits[job.name]
+        row = dict.fromkeys(fields, "")
+        row.update(JobIDRaw=str(job_id), JobID=str(job_id), JobName=job.name, Partition="all",
+                   Submit=_stamp(submit), Start=_stamp(start), End=_stamp(start + 10), NodeList="a100-1")
+        rows.append("|".join(row[f] for f in fields))
+    (folder / "sacct.txt").write_text("\n".join(rows) + "\n")
+    (folder / "run.json").write_text(json.dumps({"mode": mode, "job_ids": ids}))
+    (folder / "slurm.conf").write_text("SchedulerParameters=bf_interval=2\n")
+    return folder
+
+
+def jobs(n: int) -> list[fidelity.WorkloadJob]:
+    return [fidelity.WorkloadJob(f"fid-{k}", "cpu", float(k), "", 1, "", 10, 1) for k in range(n)]
+
+
+def test_agreement_of_identical_and_reversed_orders() -> None:
+    same = fidelity.agreement([0, 5, 9], [0, 5, 9], [1, 2, 3], [1, 2, 3])
+    assert same["pair_order_share"] == 1.0
+    assert same["spearman_wait"] == pytest.approx(1.0) and same["pearson_wait"] == pytest.approx(1.0)
+    assert same["mean_abs_wait_error_s"] == 0
+    # Reversed: every pair in the opposite order; waits 1,2,3 against 3,2,1: |2|+0+|2| / 3.
+    reversed_ = fidelity.agreement([0, 5, 9], [9, 5, 0], [1, 2, 3], [3, 2, 1])
+    assert reversed_["pair_order_share"] == 0.0
+    assert reversed_["spearman_wait"] == pytest.approx(-1.0)
+    assert reversed_["mean_abs_wait_error_s"] == pytest.approx(4 / 3)
+    # One side starts two jobs together: that pair counts a half, the other two pairs agree: 2.5 / 3.
+    tied = fidelity.agreement([0, 5, 9], [0, 5, 5], [0, 0, 0], [0, 0, 0])
+    assert tied["pair_order_share"] == pytest.approx(2.5 / 3)
+    assert math.isnan(tied["pearson_wait"])  # no spread: no correlation, not a perfect one
+
+
+def test_repeat_matches_jobs_by_name_not_by_id(tmp_path: Path) -> None:
+    work = jobs(4)
+    # The second run's ids start at 101 and one pair of jobs swapped its waits.
+    a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 10, "fid-2": 20, "fid-3": 30}, work)
+    b = write_run(tmp_path / "b", {"fid-0": 0, "fid-1": 10, "fid-2": 30, "fid-3": 20}, work, first_id=101)
+    r = fidelity.repeat(a, b)
+    assert r["jobs"] == 4
+    # Starts (from the first submit): a 0, 11, 22, 33; b 0, 11, 32, 23: pairs (2,3) reversed, 5 of 6 agree.
+    assert r["pair_order_share"] == pytest.approx(5 / 6)
+    # Waits 0,10,20,30 against 0,10,30,20: ranks 1,2,3,4 and 1,2,4,3: Spearman 1 - 6*2/(4*15) = 0.8.
+    assert r["spearman_wait"] == pytest.approx(0.8)
+    assert r["mean_abs_wait_error_s"] == pytest.approx(5.0)
+    assert r["mean_wait_real_s"] == pytest.approx(15.0) and r["mean_wait_sim_s"] == pytest.approx(15.0)
+
+
+def test_repeat_refuses_runs_of_different_workloads(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 1}, jobs(2))
+    other = jobs(2)
+    other[1].run = 99
+    b = write_run(tmp_path / "b", {"fid-0": 0, "fid-1": 1}, other)
+    with pytest.raises(SystemExit, match="different workloads"):
+        fidelity.repeat(a, b)
+
+
+def test_expected_averages_real_runs_and_replays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = jobs(3)
+    a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 10, "fid-2": 50}, work)
+    b = write_run(tmp_path / "b", {"fid-0": 0, "fid-1": 30, "fid-2": 20}, work, first_id=11)
+    # A stand-in replay: the same waits in every run, at phase 0 fid-1 waits 12 and at phase 1 it waits 18.
+    calls = []
+
+    def replay(run: Path, rlsched: Path, extra=()):
+        phase = int(extra[extra.index("--bf-phase") + 1])
+        calls.append((run.name, phase))
+        ids = json.loads((run / "run.json").read_text())["job_ids"]
+        waits = {"fid-0": 0, "fid-1": 12 if phase == 0 else 18, "fid-2": 30}
+        out = {}
+        for k, (name, i) in enumerate(sorted(ids.items())):
+            out[str(i)] = fidelity.Outcome(str(i), BEGIN + k, BEGIN + k + waits[name], BEGIN + k + waits[name] + 10,
+                                           "all")
+        return out, run / "sim.csv"
+
+    monkeypatch.setattr(fidelity, "simulate", replay)
+    r = fidelity.expected([a, b], Path("/nonexistent/rlsched"))
+    assert sorted(calls) == [("a", 0), ("a", 1), ("b", 0), ("b", 1)]  # bf_interval=2: two phases per run
+    assert r["replays"] == 4 and r["jobs"] == 3
+    # Real mean waits: 0, 20, 35; simulated: 0, 15, 30. Mean absolute error 10/3; means 55/3 and 15.
+    assert r["mean_wait_real_s"] == pytest.approx(55 / 3)
+    assert r["mean_wait_sim_s"] == pytest.approx(15.0)
+    assert r["mean_abs_wait_error_s"] == pytest.approx(10 / 3)
+    assert r["spearman_wait"] == pytest.approx(1.0)  # the same order of mean waits
+    assert r["by_kind"]["cpu"]["jobs"] == 3
