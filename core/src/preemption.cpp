@@ -1,11 +1,12 @@
 #include "rlsched/preemption.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
+
+#include "text/duration.h"
 
 namespace rlsched::preemption {
 namespace {
@@ -17,18 +18,11 @@ Status malformed(std::string_view word, const std::string& why) {
   return Status::InvalidInput(fmt::format("--comment {}: {} (declare it as {})", word, why, kExample));
 }
 
-/// "90s", "30m", "2h" -> seconds; nullopt otherwise.
+/// The duration grammar of text/duration.h with a unit ("90s", "30m", "2h"), up to 30 days; nullopt otherwise.
 std::optional<Seconds> duration(std::string_view text) {
-  if (text.size() < 2) return std::nullopt;
-  const char unit = text.back();
-  const Seconds scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
-  if (scale == 0) return std::nullopt;
-  Seconds value = 0;
-  const std::string_view digits = text.substr(0, text.size() - 1);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || value < 0 || value > 30LL * 86400 / scale)
-    return std::nullopt;
-  return value * scale;
+  const auto seconds = text::parse_duration(text, {/*bare_unit=*/0, /*infinite=*/false});
+  if (!seconds.ok() || *seconds > 30LL * 86400) return std::nullopt;
+  return *seconds;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "capi/job_classes.h"
 #include "capi/tres.h"
+#include "text/type_set.h"
 
 namespace rlsched::capi {
 namespace {
@@ -71,7 +72,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   }
   TresEntry& asked = fields[field].entries[entry];
   const std::string original = request_text(asked);
-  const std::vector<std::string> types = split_types(asked.type);
+  const std::vector<std::string> types = text::parse_type_set(asked.type);
   const bool any_of = types.size() > 1;
   const bool typed = types.size() == 1;
   if (typed && !config.placement.retype_typed) return d;  // explicit choice: the user's, unless configured
