@@ -806,6 +806,8 @@ static void _config_load(rlsched_config_engine_t *ce, bool asked)
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 		.plugin_type = ce->type,
+		.state_dir = ce->keeps_preemptions ?
+			     slurm_conf.state_save_location : NULL,
 	};
 
 	ce->seen = true;

@@ -59,7 +59,8 @@ enum class Refusal {
 };
 const char* refusal_text(Refusal refusal);
 
-/// When each job was preempted (kept per job, pruned to the policy's window): the preemption cap.
+/// When each job was preempted (kept per job, pruned to the policy's window): the preemption cap. preempt/rlsched
+/// keeps a copy in slurmctld's StateSaveLocation so that the cap survives a restart (capi/preemption_history.h).
 class History {
  public:
   void record(JobId job, Seconds when);
@@ -68,6 +69,8 @@ class History {
   /// Drops entries older than the window (call now and then; bounded memory in a long-running slurmctld).
   void prune(Seconds now, Seconds window);
   std::size_t jobs() const { return times_.size(); }
+  /// Every job's preemption times, in the order recorded.
+  const std::unordered_map<JobId, std::vector<Seconds>>& times() const { return times_; }
 
  private:
   std::unordered_map<JobId, std::vector<Seconds>> times_;
