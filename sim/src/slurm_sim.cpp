@@ -587,7 +587,7 @@ void SlurmSim::requeue(int job, Seconds now, RequeueCause cause) {
       kept = s.signalled - s.start;
       lost = std::min(j.checkpoint_cost, held - kept);
     } else {
-      lost = held % j.checkpoint_interval;  // since the last periodic checkpoint (start + k * interval)
+      lost = preemption::run_time_lost(candidate(job), now);  // since the last periodic checkpoint
       kept = held - lost;
     }
     const double speed = s.type >= 0 ? cluster_.accelerator_types[s.type].speed_for(j.job_class) : 1.0;
@@ -739,14 +739,11 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
 /// at scale weights.site, added to the weighted factors.
 double SlurmSim::priority_of(const PendingJob& view, double score) const {
   if (!multifactor_) return score;
-  const PriorityWeights& w = cluster_.priority;
   const double site = static_cast<double>(site_factor_of(score, sorted_scores_, site_scale_));
   // slurmctld keeps priorities as whole numbers (job_record_t::priority is uint32_t, 0 is reserved for held jobs;
   // the site factor is already the plugin's floor(score_scale * share)): jobs a fraction of a point apart tie, and
   // ties go by submit time, then job id.
-  const double slurm = w.age * view.age_factor + w.fairshare * view.fairshare_factor +
-                       w.job_size * view.job_size_factor + w.partition * view.partition_factor +
-                       w.qos * view.qos_factor + site;
+  const double slurm = multifactor_priority(cluster_.priority, view) + site;
   return std::max(1.0, std::floor(slurm));
 }
 
