@@ -69,6 +69,12 @@ Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comm
   return std::optional<Checkpoint>(Checkpoint{*interval, *cost});
 }
 
+std::optional<Checkpoint> declared_checkpoint(const char* comment) {
+  if (comment == nullptr) return std::nullopt;
+  auto declared = parse_checkpoint_comment(comment);
+  return declared.ok() ? *declared : std::nullopt;
+}
+
 const char* refusal_text(Refusal refusal) {
   switch (refusal) {
     case Refusal::kNone: return "preemptable";

@@ -704,7 +704,7 @@ job_view::JobState SlurmSim::view_state(int job, Seconds now) const {
   v.n_partitions = static_cast<int>(r.partitions.size());
   v.pool_speeds = class_speeds_[job_class_[job]].data();
   v.restarts = outcomes_[job].restarts;
-  v.checkpointable = j.checkpointable;
+  v.checkpointable = j.checkpointable();
   const Seconds max_age = std::max<Seconds>(cluster_.priority.max_age, 1);
   v.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
   v.fairshare_factor = fairshare_.factor(r.user);

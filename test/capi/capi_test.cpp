@@ -221,7 +221,7 @@ TEST_CASE("the features the engine builds are the schema's inputs", "[capi]") {
   j.gres = "gpu";
   j.gres_type = "a100";
   j.restarts = 2;
-  j.checkpointable = 1;
+  j.comment = "train checkpoint:interval=30m,cost=90s";
   j.age_factor = 1.5;  // clamped
   j.qos_factor = 0.25;
   j.partition = 1;  // a100: 8 idle

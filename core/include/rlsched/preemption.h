@@ -28,6 +28,10 @@ struct Checkpoint {
 /// declaration is malformed ("checkpoint:interval=30x: '30x' is not a duration: use 90s, 30m or 2h").
 Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comment);
 
+/// The checkpoint a running or pending job's comment declares; nullopt when none, or a malformed one (job_submit
+/// refused those at submit; a later edit declares nothing). A job is checkpointable exactly when this has a value.
+std::optional<Checkpoint> declared_checkpoint(const char* comment);
+
 /// rlsched.yaml's `preemption` section (docs/plugins.md).
 struct Policy {
   /// A job is never preempted before it has run this long in its current run (no thrashing).

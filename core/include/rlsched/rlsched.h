@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 4
+#define RLSCHED_ABI_VERSION 5
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -193,7 +193,7 @@ typedef struct rlsched_job {
 	const char *gres;       /* GRES name of the accelerators ("gpu"); NULL when none */
 	const char *gres_type;  /* "h200"; "h200|a100" for an any-of set; NULL or "" for any type */
 	int32_t restarts;
-	int32_t checkpointable; /* 0 or 1 */
+	const char *comment;    /* holds its checkpoint declaration, if any: it is checkpointable when it declares one */
 	/* Slurm's multifactor factors, each normalised to [0, 1] (the weighted value divided by its weight). */
 	double age_factor;
 	double fairshare_factor;

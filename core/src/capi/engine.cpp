@@ -126,7 +126,7 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
   }
   s.pool_speeds = batch.speeds_for(job_class);
   s.restarts = job.restarts;
-  s.checkpointable = job.checkpointable != 0;
+  s.checkpointable = preemption::declared_checkpoint(job.comment).has_value();
   s.age_factor = job.age_factor;
   s.fairshare_factor = job.fairshare_factor;
   s.job_size_factor = job.job_size_factor;

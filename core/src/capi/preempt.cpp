@@ -18,10 +18,7 @@ namespace {
 preemption::Candidate candidate_of(const rlsched_preempt_job& job) {
   preemption::Candidate c;
   c.id = job.job_id;
-  if (job.comment) {
-    auto declared = preemption::parse_checkpoint_comment(job.comment);
-    if (declared.ok()) c.checkpoint = *declared;  // job_submit refused malformed ones; a later edit declares nothing
-  }
+  c.checkpoint = preemption::declared_checkpoint(job.comment);
   c.qos = job.qos ? job.qos : "";
   c.run_start = job.run_start;
   c.size = job.size;
