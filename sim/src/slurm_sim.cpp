@@ -165,8 +165,9 @@ SimResult SlurmSim::run() {
     if (dirty_) {
       schedule(now);
       measure_fragmentation();
-#ifndef NDEBUG
+#if !defined(NDEBUG) || defined(RLSCHED_SIM_INVARIANTS)
       check_invariants();
+      ++counters_.invariant_checks;
 #endif
     }
     if (config_.progress && next_arrival_ >= reported + 512) {
