@@ -9,6 +9,7 @@
 
 #include "capi/tres.h"
 #include "io/cluster_common.h"
+#include "text/type_set.h"
 
 // Exported by libslurm 22.05 but not declared in its slurm.h.
 extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
@@ -72,7 +73,7 @@ AcceleratorAsk parse_job_ask(const char* per_job, const char* per_node, const ch
   for (const auto& [tres, times] : sources) {
     for (const capi::TresEntry& e : capi::parse_tres(text(tres))) {
       if (!e.gres || shared_gres(e.name)) continue;
-      return {e.name, capi::split_types(e.type), e.count * times};
+      return {e.name, text::parse_type_set(e.type), e.count * times};
     }
   }
   return {};
