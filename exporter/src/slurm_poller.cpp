@@ -9,6 +9,7 @@
 
 #include "capi/tres.h"
 #include "io/cluster_common.h"
+#include "text/text.h"
 #include "text/type_set.h"
 
 // Exported by libslurm 22.05 but not declared in its slurm.h.
@@ -48,7 +49,7 @@ void add_gres(const char* list, std::vector<NodeAccelerators>& out, bool used) {
 }
 
 std::vector<std::string> split_partitions(const char* list) {
-  return capi::split_list(text(list));
+  return rlsched::text::split_names(text(list));
 }
 
 bool usable(std::uint32_t state) {

@@ -14,6 +14,10 @@ TEST_CASE("trim, split, all_digits and iequals", "[text]") {
   CHECK(split("a,,b", ',') == std::vector<std::string_view>{"a", "", "b"});
   CHECK(split("", ',') == std::vector<std::string_view>{""});
   CHECK(split("a|", '|') == std::vector<std::string_view>{"a", ""});
+  CHECK(split_names(" a100, h200 ,") == std::vector<std::string>{"a100", "h200"});
+  CHECK(split_names("sjf,,fcfs") == std::vector<std::string>{"sjf", "fcfs"});
+  CHECK(split_names("").empty());
+  CHECK(split_names("a|b", '|') == std::vector<std::string>{"a", "b"});
   CHECK(all_digits("0123"));
   CHECK_FALSE(all_digits(""));
   CHECK_FALSE(all_digits("+1"));

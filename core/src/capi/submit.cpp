@@ -7,6 +7,7 @@
 
 #include "capi/job_classes.h"
 #include "capi/tres.h"
+#include "text/text.h"
 #include "text/type_set.h"
 
 namespace rlsched::capi {
@@ -104,7 +105,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
       break;
   }
   r.time_limit = job.time_limit > 0 ? job.time_limit : 0;
-  r.partitions = split_list(view(job.partition));
+  r.partitions = text::split_names(view(job.partition));
   const bool user_partitions = !r.partitions.empty();
   if (!user_partitions) r.partitions = config.placement.partitions;
 

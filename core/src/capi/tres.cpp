@@ -74,16 +74,6 @@ std::string join_entries(const std::vector<TresEntry>& entries) {
   return out;
 }
 
-std::vector<std::string> split_list(std::string_view text) {
-  std::vector<std::string> out;
-  if (text.empty()) return out;
-  for (std::string_view t : split(text, ',')) {
-    t = trim(t);
-    if (!t.empty()) out.emplace_back(t);
-  }
-  return out;
-}
-
 bool mentions_gres(std::string_view text, std::string_view name) {
   if (text.empty() || name.empty()) return false;
   for (std::size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {

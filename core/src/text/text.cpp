@@ -38,6 +38,13 @@ std::vector<std::string_view> split(std::string_view text, char delimiter) {
   return out;
 }
 
+std::vector<std::string> split_names(std::string_view text, char delimiter) {
+  std::vector<std::string> names;
+  for (std::string_view item : split(text, delimiter))
+    if (item = trim(item); !item.empty()) names.emplace_back(item);
+  return names;
+}
+
 bool all_digits(std::string_view text) {
   if (text.empty()) return false;
   for (char c : text)
