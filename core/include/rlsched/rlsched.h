@@ -193,7 +193,7 @@ typedef struct rlsched_job {
 	const char *gres;       /* GRES name of the accelerators ("gpu"); NULL when none */
 	const char *gres_type;  /* "h200"; "h200|a100" for an any-of set; NULL or "" for any type */
 	int32_t restarts;
-	const char *comment;    /* holds its checkpoint declaration, if any: it is checkpointable when it declares one */
+	const char *comment;    /* its checkpoint declaration, if any: checkpointable when it declares one */
 	/* Slurm's multifactor factors, each normalised to [0, 1] (the weighted value divided by its weight). */
 	double age_factor;
 	double fairshare_factor;
