@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "config/speed_schema.h"
+#include "config/yaml_checks.h"
 #include "io/cluster_common.h"
 #include "io/line_source.h"
 #include "rlsched/io/cluster_readers.h"
@@ -70,8 +71,9 @@ std::string suggestion(std::string_view key, const Keys& allowed) {
   return best_key.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best_key);
 }
 
+// Dotted key paths are spelt as rlsched.yaml's errors spell them.
 std::string join_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+  return config::YamlChecks::path(parent, key);
 }
 
 std::string index_path(const std::string& parent, std::size_t i) {
