@@ -1,11 +1,12 @@
 #include "rlsched/preemption.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
+
+#include "text/duration.h"
 
 namespace rlsched::preemption {
 namespace {
@@ -17,18 +18,11 @@ Status malformed(std::string_view word, const std::string& why) {
   return Status::InvalidInput(fmt::format("--comment {}: {} (declare it as {})", word, why, kExample));
 }
 
-/// "90s", "30m", "2h" -> seconds; nullopt otherwise.
+/// The duration grammar of text/duration.h with a unit ("90s", "30m", "2h"), up to 30 days; nullopt otherwise.
 std::optional<Seconds> duration(std::string_view text) {
-  if (text.size() < 2) return std::nullopt;
-  const char unit = text.back();
-  const Seconds scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
-  if (scale == 0) return std::nullopt;
-  Seconds value = 0;
-  const std::string_view digits = text.substr(0, text.size() - 1);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || value < 0 || value > 30LL * 86400 / scale)
-    return std::nullopt;
-  return value * scale;
+  const auto seconds = text::parse_duration(text, {/*bare_unit=*/0, /*infinite=*/false});
+  if (!seconds.ok() || *seconds > 30LL * 86400) return std::nullopt;
+  return *seconds;
 }
 
 }  // namespace
@@ -73,6 +67,12 @@ Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comm
   if (*cost >= *interval) return malformed(word, "the cost must be less than the interval");
   if (*cost > 3600) return malformed(word, "the cost may be at most 1h (it becomes the job's grace time)");
   return std::optional<Checkpoint>(Checkpoint{*interval, *cost});
+}
+
+std::optional<Checkpoint> declared_checkpoint(const char* comment) {
+  if (comment == nullptr) return std::nullopt;
+  auto declared = parse_checkpoint_comment(comment);
+  return declared.ok() ? *declared : std::nullopt;
 }
 
 const char* refusal_text(Refusal refusal) {

@@ -8,10 +8,11 @@
 namespace rlsched {
 namespace {
 
-// One formula for both functions, so a job ranked alone gets exactly what it would get in the batch.
+// One formula for both functions, so a job ranked alone gets exactly what it would get in the batch. In whole
+// numbers: floor(scale * below / n) exactly (below < n, scale <= 10^9: the product fits in 64 bits). The former
+// floor(below / n * scale) in doubles fell one short at some ranks (57 of 100 at scale 10,000 gave 5,699).
 std::uint32_t share_of(std::size_t below, std::size_t n, std::uint32_t scale) {
-  return static_cast<std::uint32_t>(
-      std::floor(static_cast<double>(below) / static_cast<double>(n) * static_cast<double>(scale)));
+  return static_cast<std::uint32_t>(static_cast<std::uint64_t>(below) * scale / n);
 }
 
 // NaN has no place in an order: it ranks last, as the policy runtime does with non-finite scores.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/type_set.h"
+
 namespace rlsched::exporter {
 
 std::string accelerator_label(const AcceleratorAsk& ask) {
@@ -9,9 +11,7 @@ std::string accelerator_label(const AcceleratorAsk& ask) {
   if (ask.types.empty()) return "any";
   std::vector<std::string> types = ask.types;
   std::sort(types.begin(), types.end());
-  std::string label;
-  for (const auto& t : types) label += (label.empty() ? "" : "|") + t;
-  return label;
+  return text::format_type_set(types);
 }
 
 namespace {

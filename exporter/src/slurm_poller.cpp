@@ -9,6 +9,8 @@
 
 #include "capi/tres.h"
 #include "io/cluster_common.h"
+#include "text/text.h"
+#include "text/type_set.h"
 
 // Exported by libslurm 22.05 but not declared in its slurm.h.
 extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
@@ -47,7 +49,7 @@ void add_gres(const char* list, std::vector<NodeAccelerators>& out, bool used) {
 }
 
 std::vector<std::string> split_partitions(const char* list) {
-  return capi::split_list(text(list));
+  return rlsched::text::split_names(text(list));
 }
 
 bool usable(std::uint32_t state) {
@@ -72,7 +74,7 @@ AcceleratorAsk parse_job_ask(const char* per_job, const char* per_node, const ch
   for (const auto& [tres, times] : sources) {
     for (const capi::TresEntry& e : capi::parse_tres(text(tres))) {
       if (!e.gres || shared_gres(e.name)) continue;
-      return {e.name, capi::split_types(e.type), e.count * times};
+      return {e.name, text::parse_type_set(e.type), e.count * times};
     }
   }
   return {};

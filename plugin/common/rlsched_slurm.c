@@ -642,15 +642,13 @@ extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 	if (running)
 		out->end_time = job_ptr->end_time;
 	out->restarts = job_ptr->restart_cnt;
+	out->comment = job_ptr->comment;	/* checkpointable: declared there */
 	out->user_id = job_ptr->user_id;	/* job_name, account: see _collect */
 	if (details) {
 		out->submit_time = details->submit_time;
 		out->begin_time = details->begin_time;
 		out->cpus = (int32_t) details->min_cpus;
 		out->nodes = (int32_t) details->min_nodes;
-		/* Checkpointable: requeue allowed and a warning signal set */
-		out->checkpointable = details->requeue &&
-				      job_ptr->warn_signal;
 	}
 	if (running) {
 		out->cpus = (int32_t) job_ptr->total_cpus;
@@ -806,6 +804,8 @@ static void _config_load(rlsched_config_engine_t *ce, bool asked)
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 		.plugin_type = ce->type,
+		.state_dir = ce->keeps_preemptions ?
+			     slurm_conf.state_save_location : NULL,
 	};
 
 	ce->seen = true;

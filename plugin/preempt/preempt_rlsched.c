@@ -33,6 +33,7 @@ static rlsched_config_engine_t ce = {
 	.type = plugin_type,
 	.consequence = "only requeueable jobs with a signal are victims, in QOS order",
 	.size = -1,
+	.keeps_preemptions = true,
 };
 static const rlsched_snapshot_t no_partitions;	/* job fields only */
 static uint64_t preemptions = 0;

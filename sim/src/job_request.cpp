@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "text/type_set.h"
+
 namespace rlsched::sim {
 namespace {
 
@@ -102,7 +104,7 @@ JobRequest make_request(const Cluster& cluster, const Topology& topology, const 
     std::stable_sort(r.types.begin(), r.types.end(), [&](int a, int b) {
       return speed_of(cluster, job, a) > speed_of(cluster, job, b);
     });
-    for (const std::string& t : job.accel.types) r.queue_types += (r.queue_types.empty() ? "" : "|") + t;
+    r.queue_types = text::format_type_set(job.accel.types);
   } else {
     r.types.push_back(-1);
   }

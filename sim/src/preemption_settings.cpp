@@ -60,7 +60,6 @@ std::size_t declare_checkpoints(std::vector<Job>& jobs, const preemption::Checkp
     const double draw = unit(rng);
     const Seconds limit = job.time_limit > 0 ? job.time_limit : job.run_time;
     if (job.qos == urgent_qos || limit <= checkpoint.interval || draw >= share) continue;
-    job.checkpointable = true;
     job.checkpoint_interval = checkpoint.interval;
     job.checkpoint_cost = checkpoint.cost;
     ++declared;

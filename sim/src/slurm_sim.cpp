@@ -172,8 +172,9 @@ SimResult SlurmSim::run() {
       ended_ = false;
       schedule(now);
       measure_fragmentation();
-#ifndef NDEBUG
+#if !defined(NDEBUG) || defined(RLSCHED_SIM_INVARIANTS)
       check_invariants();
+      ++counters_.invariant_checks;
 #endif
     }
     if (config_.progress && next_arrival_ >= reported + 512) {
@@ -595,7 +596,7 @@ void SlurmSim::requeue(int job, Seconds now, RequeueCause cause) {
       kept = s.signalled - s.start;
       lost = std::min(j.checkpoint_cost, held - kept);
     } else {
-      lost = held % j.checkpoint_interval;  // since the last periodic checkpoint (start + k * interval)
+      lost = preemption::run_time_lost(candidate(job), now);  // since the last periodic checkpoint
       kept = held - lost;
     }
     const double speed = s.type >= 0 ? cluster_.accelerator_types[s.type].speed_for(j.job_class) : 1.0;
@@ -712,7 +713,7 @@ job_view::JobState SlurmSim::view_state(int job, Seconds now) const {
   v.n_partitions = static_cast<int>(r.partitions.size());
   v.pool_speeds = class_speeds_[job_class_[job]].data();
   v.restarts = outcomes_[job].restarts;
-  v.checkpointable = j.checkpointable;
+  v.checkpointable = j.checkpointable();
   const Seconds max_age = std::max<Seconds>(cluster_.priority.max_age, 1);
   v.age_factor = std::min(1.0, static_cast<double>(now - state_[job].eligible) / static_cast<double>(max_age));
   v.fairshare_factor = fairshare_.factor(r.user);
@@ -747,14 +748,11 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
 /// at scale weights.site, added to the weighted factors.
 double SlurmSim::priority_of(const PendingJob& view, double score) const {
   if (!multifactor_) return score;
-  const PriorityWeights& w = cluster_.priority;
   const double site = static_cast<double>(site_factor_of(score, sorted_scores_, site_scale_));
   // slurmctld keeps priorities as whole numbers (job_record_t::priority is uint32_t, 0 is reserved for held jobs;
   // the site factor is already the plugin's floor(score_scale * share)): jobs a fraction of a point apart tie, and
   // ties go by submit time, then job id.
-  const double slurm = w.age * view.age_factor + w.fairshare * view.fairshare_factor +
-                       w.job_size * view.job_size_factor + w.partition * view.partition_factor +
-                       w.qos * view.qos_factor + site;
+  const double slurm = multifactor_priority(cluster_.priority, view) + site;
   return std::max(1.0, std::floor(slurm));
 }
 

@@ -71,13 +71,14 @@ preemption:
   CHECK(c->debug);
   CHECK(c->reload_check_interval == 300);
   REQUIRE(c->accelerator_types.size() == 3);
-  CHECK(c->speed_of("gpu", "h200") == 2.0);
-  CHECK(c->speed_of("gpu", "a100") == 1.0);
-  CHECK(c->speed_of("npu", "910b") == 0.8);
-  CHECK(c->speed_of("gpu", "v100") == 1.0);  // not configured
-  CHECK(c->gres_equivalent("gpu", "npu"));
-  CHECK(c->gres_equivalent("npu", "npu"));
-  CHECK_FALSE(c->gres_equivalent("gpu", "fpga"));
+  REQUIRE(c->find_type("h200", "gpu") != nullptr);
+  CHECK(c->find_type("h200", "gpu")->speed == 2.0);
+  REQUIRE(c->find_type("a100", "gpu") != nullptr);
+  CHECK(c->find_type("a100", "gpu")->speed == 1.0);
+  REQUIRE(c->find_type("910b", "npu") != nullptr);
+  CHECK(c->find_type("910b", "npu")->speed == 0.8);
+  CHECK(c->find_type("v100", "gpu") == nullptr);  // not configured
+  CHECK(c->gres_equivalence == std::vector<std::vector<std::string>>{{"gpu", "npu"}});
   CHECK_FALSE(c->placement.map_typeless);
   CHECK(c->placement.retype_typed);
   CHECK_FALSE(c->placement.reject_impossible);

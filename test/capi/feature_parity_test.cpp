@@ -102,7 +102,6 @@ std::vector<Job> parity_workload() {
     }
     j.cpus = std::max(j.cpus, j.accel.count);
     if (i % 10 == 3) {
-      j.checkpointable = true;
       j.checkpoint_interval = 600;
       j.checkpoint_cost = 30;
     }
@@ -180,7 +179,7 @@ struct CSnapshot {
       j.gres = s.gres.empty() ? nullptr : keep(job_strings, s.gres);
       j.gres_type = s.types.empty() ? nullptr : keep(job_strings, s.types);
       j.restarts = s.restarts;
-      j.checkpointable = s.checkpointable ? 1 : 0;
+      j.comment = s.checkpointable ? "checkpoint:interval=10m,cost=30s" : nullptr;
       j.age_factor = s.age_factor;
       j.fairshare_factor = s.fairshare_factor;
       j.job_size_factor = s.job_size_factor;

@@ -1,6 +1,10 @@
 // The preemption half of the C ABI (preempt/rlsched's calls): checkpoint declarations, who may be a victim under
 // rlsched.yaml's preemption section, the victim order and the cap the engine's history enforces.
+#include <ctime>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "capi_fixtures.h"
 #include "rlsched/rlsched.h"
@@ -106,4 +110,90 @@ TEST_CASE("preempt/rlsched's questions: victims, order, grace and the cap, under
 
   CHECK(rlsched_preempt_allowed(nullptr, now, &ckpt, &allowed, &why) == RLSCHED_EINVAL);
   CHECK(rlsched_preempt_begin(e.engine, now, nullptr, &grace, &lost) == RLSCHED_EINVAL);
+}
+
+namespace {
+
+void keep_line(void* ctx, int, const char* line) {
+  static_cast<std::vector<std::string>*>(ctx)->push_back(line);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the preemption cap survives a restart: the history is kept in slurmctld's state folder", "[capi][preempt]") {
+  PrivateDir dir;
+  const std::string config =
+      dir.write("rlsched.yaml", "preemption:\n  min_run_time: 10m\n  max_preemptions: 1\n  window: 1h\n", 0600);
+  std::vector<std::string> lines;
+  rlsched_engine_options o{};
+  o.abi_version = RLSCHED_ABI_VERSION;
+  o.config_path = config.c_str();
+  o.flags = RLSCHED_ENGINE_NO_POLICY | RLSCHED_ENGINE_NO_RELOAD_THREAD;
+  o.log = keep_line;
+  o.log_ctx = &lines;
+  o.state_dir = dir.path().c_str();
+  const std::string file = dir.file("rlsched_preemptions.json");
+  // The engine prunes what it loads to the window before the wall clock: the times here are real ones.
+  const int64_t now = std::time(nullptr);
+  const rlsched_preempt_job victim = running(7, "checkpoint:interval=30m,cost=1m", now - 2400);
+  rlsched_preempt_job resumed = victim;
+  resumed.run_start = now + 60;
+  int32_t allowed = -1;
+  const char* why = nullptr;
+  uint32_t grace = 0;
+  int64_t lost = 0;
+
+  {
+    Engine first;
+    REQUIRE(rlsched_engine_create(&o, &first.engine) == RLSCHED_OK);
+    REQUIRE(rlsched_preempt_allowed(first.engine, now, &victim, &allowed, &why) == RLSCHED_OK);
+    REQUIRE(allowed == 1);
+    REQUIRE(rlsched_preempt_begin(first.engine, now, &victim, &grace, &lost) == RLSCHED_OK);
+  }  // slurmctld stops: the engine's last write
+  CHECK(read_file(file) == "{\"schema\": 1, \"preemptions\": [[7, " + std::to_string(now) + "]]}\n");
+
+  SECTION("a restarted slurmctld still refuses a second preemption within the window") {
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    REQUIRE(rlsched_preempt_allowed(second.engine, now + 1200, &resumed, &allowed, &why) == RLSCHED_OK);
+    CHECK(allowed == 0);
+    CHECK_THAT(std::string(why), Catch::Contains("most times"));
+    REQUIRE(rlsched_preempt_allowed(second.engine, now + 3601, &resumed, &allowed, &why) == RLSCHED_OK);
+    CHECK(allowed == 1);
+  }
+  SECTION("without a state folder the history is in memory only") {
+    o.state_dir = nullptr;
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    REQUIRE(rlsched_preempt_allowed(second.engine, now + 1200, &resumed, &allowed, &why) == RLSCHED_OK);
+    CHECK(allowed == 1);
+  }
+  SECTION("a damaged file is logged with its name and the cap starts from no history; never an error") {
+    dir.write("rlsched_preemptions.json", "{\"schema\": 1,\n \"preemptions\": [[7, ]]}\n");
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    bool logged = false;
+    for (const std::string& line : lines)
+      logged = logged || (line.find(file + ": not JSON: ") == 0 && line.find("line 2") != std::string::npos &&
+                          line.find("starts from no history") != std::string::npos);
+    CHECK(logged);
+    REQUIRE(rlsched_preempt_allowed(second.engine, now + 1200, &resumed, &allowed, &why) == RLSCHED_OK);
+    CHECK(allowed == 1);
+  }
+  SECTION("a record of another shape is refused the same way") {
+    dir.write("rlsched_preemptions.json", "{\"schema\": 1, \"preemptions\": [[7]]}\n");
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    bool logged = false;
+    for (const std::string& line : lines)
+      logged = logged || line.find(file + ": not an rlsched preemption history: preemptions[0]") == 0;
+    CHECK(logged);
+  }
 }

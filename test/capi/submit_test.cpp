@@ -52,8 +52,6 @@ TEST_CASE("TRES request strings of Slurm 22.05 and 23.02+ parse and keep their f
   CHECK(two[1].name == "tmpdisk");
   CHECK(join_entries(two) == "gres:gpu:2,gres:tmpdisk:10");
   CHECK(parse_tres("").empty());
-  CHECK(split_types("h200|a100||") == std::vector<std::string>{"h200", "a100"});
-  CHECK(split_list(" a100, h200 ,") == std::vector<std::string>{"a100", "h200"});
   CHECK(mentions_gres("gres:gpu:8", "gpu"));
   CHECK(mentions_gres("gres/gpu=4", "gpu"));
   CHECK(mentions_gres("gpu:verbose", "gpu"));

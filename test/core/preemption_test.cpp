@@ -122,3 +122,28 @@ TEST_CASE("victims go in order of work lost since their last checkpoint, then of
   CHECK(grace_time(policy, ckpt4) == 60 + policy.grace_margin);
   CHECK(grace_time(policy, scavenger) == 0);
 }
+
+TEST_CASE("checkpointable means one thing: a declared checkpoint") {
+  struct Case {
+    const char* comment;
+    Seconds interval;  // 0: not checkpointable
+  };
+  const Case cases[] = {
+      {nullptr, 0},
+      {"", 0},
+      {"notes only", 0},
+      {"train checkpoint:interval=30m,cost=90s", 1800},
+      {"checkpoint:interval=1:00:00,cost=1m", 3600},
+      {"checkpoint:interval=30m", 0},  // malformed: declares nothing
+      {"checkpoint=30m", 0},
+  };
+  for (const Case& c : cases) {
+    INFO((c.comment ? c.comment : "(null)"));
+    const std::optional<Checkpoint> declared = declared_checkpoint(c.comment);
+    CHECK(declared.has_value() == (c.interval > 0));
+    if (declared) CHECK(declared->interval == c.interval);
+    Job j;
+    j.checkpoint_interval = declared ? declared->interval : 0;
+    CHECK(j.checkpointable() == declared.has_value());
+  }
+}

@@ -82,3 +82,36 @@ TEST_CASE("unknown scorer names are refused with the known ones listed") {
   CHECK(scorer_names().size() == 6);
   for (const auto& name : scorer_names()) CHECK(make_scorer(name).ok());
 }
+
+TEST_CASE("multifactor_priority is Slurm's weighted sum of the normalised factors (hand-worked)") {
+  struct Case {
+    PriorityWeights w;
+    double age, fairshare, job_size, partition, qos;
+    double expected;
+  };
+  PriorityWeights lab;  // test/e2e's lab: age 1000, fair-share 100, job size 100, partition 1000, QOS 10000
+  lab.age = 1000, lab.fairshare = 100, lab.job_size = 100, lab.partition = 1000, lab.qos = 10000;
+  PriorityWeights qos_only;
+  qos_only.age = 0, qos_only.fairshare = 0, qos_only.job_size = 0, qos_only.partition = 0, qos_only.qos = 5;
+  const Case cases[] = {
+      // 1000*0.5 + 100*0.25 + 100*1 + 1000*0 + 10000*0.1 = 500 + 25 + 100 + 0 + 1000
+      {lab, 0.5, 0.25, 1, 0, 0.1, 1625},
+      {lab, 0, 0, 0, 0, 0, 0},
+      {lab, 1, 1, 1, 1, 1, 12200},
+      {qos_only, 1, 1, 1, 1, 0.5, 2.5},
+  };
+  for (const Case& c : cases) {
+    PendingJob j;
+    j.age_factor = c.age, j.fairshare_factor = c.fairshare, j.job_size_factor = c.job_size;
+    j.partition_factor = c.partition, j.qos_factor = c.qos;
+    CHECK(multifactor_priority(c.w, j) == Approx(c.expected));
+    // The "multifactor" scorer scores exactly this.
+    ScorerSettings settings;
+    settings.multifactor = c.w;
+    auto scorer = make_scorer("multifactor", settings);
+    REQUIRE(scorer.ok());
+    std::vector<double> out(1);
+    (*scorer)->score(ScoringContext{}, {j}, out);
+    CHECK(out[0] == multifactor_priority(c.w, j));
+  }
+}

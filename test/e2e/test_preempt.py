@@ -143,3 +143,33 @@ def test_a_checkpointable_job_on_a_node_marked_down_is_requeued_and_resumes_else
     text = output(lab, job)
     lost = len(re.findall(r"^step \d+$", text, re.M)) - 30
     assert 0 <= lost <= INTERVAL + 1, f"{lost} steps lost:\n{text}"
+
+
+def test_the_preemption_cap_survives_a_slurmctld_restart(lab: Lab) -> None:
+    # preempt/rlsched keeps its history in StateSaveLocation (core/src/capi/preemption_history.h): a restarted
+    # slurmctld still knows the victim was preempted once this hour, the cap.
+    victim = submit_template(lab, BASH_TEMPLATE, "-p", "h200", "--gres=gpu:h200:4", "--qos=low", steps=300)
+    lab.wait_job_state(victim, "RUNNING")
+    offset = lab.log_size()
+    urgent = lab.sbatch("-J", "urgent", "-p", "h200", "--gres=gpu:h200:4", "--qos=high", "-t", "5", wrap="true")
+    wait_output(lab, victim, r"^run 2: starting at step \d+", 120)
+    assert lab.log_lines_since(offset, rf"preempt/rlsched: preempting JobId={victim}\b")
+    lab.wait_job_state(urgent, "COMPLETED", timeout=60)
+    history = lab.root / "state" / "ctld" / "rlsched_preemptions.json"
+    lab.wait_for(lambda: history.exists() and f"[{victim}, " in history.read_text(), 15,
+                 f"{history} to record job {victim}")
+
+    offset = lab.log_size()
+    lab.restart_slurmctld()
+    second = lab.sbatch("-J", "urgent2", "-p", "h200", "--gres=gpu:h200:4", "--qos=high", "-t", "5", wrap="true")
+    try:
+        # Once its new run is past the minimum run time, the cap is the reason it is spared.
+        lab.wait_for(lambda: lab.log_lines_since(offset, rf"JobId={victim} is no victim for JobId={second}: "
+                                                         r"already preempted"), 90,
+                     "the restarted plugin to refuse the victim by the cap")
+        loaded = r"preempt/rlsched: preemption history .*rlsched_preemptions\.json: [1-9][0-9]* jobs preempted"
+        assert lab.log_lines_since(offset, loaded), lab.log_lines_since(offset, "preempt")
+        assert not lab.log_lines_since(offset, rf"preempting JobId={victim}\b"), "preempted again after the restart"
+        assert lab.job(victim)["JobState"] == "RUNNING" and lab.job(second)["JobState"] == "PENDING"
+    finally:
+        lab.run("scancel", str(victim), str(second), check=False)

@@ -92,6 +92,8 @@ TEST_CASE("parse_slurm_duration reads every Slurm time format") {
       {" 5 ", 300},
       {"INFINITE", 0},
       {"unlimited", 0},
+      {"5m", 300},  // units, as everywhere rlsched reads durations (text/duration.h)
+      {"1d", 86400},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -109,7 +111,7 @@ TEST_CASE("parse_slurm_duration rejects negative and malformed times") {
   const Case cases[] = {
       {"-1", "negative"},       {"-5:00", "negative"},      {"", "empty"},
       {"abc", "whole numbers"}, {"1.5", "whole numbers"},   {"+5", "whole numbers"},
-      {"5m", "whole numbers"},  {"1:2:3:4", "too many"},    {"1-", "whole numbers"},
+      {"5x", "whole numbers"},  {"1:2:3:4", "too many"},    {"1-", "whole numbers"},
       {"x-1", "days"},          {"1-2-3", "whole numbers"}, {"1::2", "whole numbers"},
   };
   for (const auto& c : cases) {

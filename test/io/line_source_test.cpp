@@ -55,7 +55,7 @@ TEST_CASE("field splitting and number parsing") {
   rlsched::io::split_whitespace("  1 \t 2   -1\t", fields);
   REQUIRE(fields.size() == 3);
   CHECK(fields[2] == "-1");
-  rlsched::io::split_on("a||c|", '|', fields);
+  rlsched::io::split_into("a||c|", '|', fields);
   REQUIRE(fields.size() == 4);
   CHECK(fields[1].empty());
   CHECK(fields[3].empty());

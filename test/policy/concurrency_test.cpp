@@ -72,6 +72,7 @@ TEST_CASE("concurrent scoring while models are swapped") {
   stop = true;
   for (auto& t : threads) t.join();
 
+  REQUIRE(swaps >= kMinSwaps);  // reloads that kept failing until give_up would leave the rest checking little
   CHECK(wrong.load() == 0);
   CHECK(batches.load() > kScorers);
   const PolicyCounters c = policy.counters();

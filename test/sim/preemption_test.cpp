@@ -34,7 +34,6 @@ Job normal_job(JobId id, Seconds submit, Seconds run) {
 }
 
 Job checkpointing(Job j, Seconds interval, Seconds cost) {
-  j.checkpointable = true;
   j.checkpoint_interval = interval;
   j.checkpoint_cost = cost;
   return j;

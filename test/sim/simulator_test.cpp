@@ -262,3 +262,16 @@ TEST_CASE("the simulator refuses an invalid cluster") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("cpus must be > 0") != std::string::npos);
 }
+
+TEST_CASE("the invariants are checked after every scheduling pass where the build asks for it") {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 20; ++i) jobs.push_back(cpu_job(i + 1, i * 10, 100, 1 + i % 4));
+  const auto r = run(Cluster::Homogeneous(2, 4), jobs);
+  REQUIRE(r.counters.scheduling_passes > 1);
+#if defined(RLSCHED_SIM_INVARIANTS) || !defined(NDEBUG)
+  // The asan-ubsan preset (RLSCHED_SIM_INVARIANTS=ON) and Debug builds: CI runs the invariants per event.
+  CHECK(r.counters.invariant_checks == r.counters.scheduling_passes);
+#else
+  CHECK(r.counters.invariant_checks == 0);
+#endif
+}

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "rlsched/scorer.h"
+#include "text/text.h"
 
 namespace rlsched::cli {
 
@@ -20,17 +21,6 @@ CLI::Validator parse_validator(Parse parse) {
         return parsed.ok() ? std::string() : parsed.status().message();
       },
       "");  // the option's type name lists the choices
-}
-
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    if (end > begin) parts.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return parts;
 }
 
 /// --urgent SHARE[:SEED]: a share in (0, 1] and an optional whole-number seed.
@@ -66,7 +56,7 @@ Result<preemption::Checkpoint> parse_checkpoint(const std::string& text) {
 
 std::vector<sim::PreemptionMode> RunOptions::parsed_preemptions() const {
   std::vector<sim::PreemptionMode> out;
-  for (const std::string& name : split_commas(preemption))
+  for (const std::string& name : text::split_names(preemption))
     if (auto m = sim::parse_preemption_mode(name); m.ok() && std::find(out.begin(), out.end(), *m) == out.end())
       out.push_back(*m);
   return out;
@@ -84,14 +74,14 @@ std::optional<preemption::Checkpoint> RunOptions::parsed_checkpoint() const {
 
 std::vector<sim::Placement> RunOptions::parsed_placements() const {
   std::vector<sim::Placement> out;
-  for (const std::string& name : split_commas(placement))
+  for (const std::string& name : text::split_names(placement))
     if (auto p = sim::parse_placement(name); p.ok() && std::find(out.begin(), out.end(), *p) == out.end())
       out.push_back(*p);
   return out;
 }
 
 std::vector<std::string> RunOptions::parsed_placement_partitions() const {
-  return split_commas(placement_partitions);
+  return text::split_names(placement_partitions);
 }
 
 CLI::Validator policy_validator(bool list) {
@@ -99,7 +89,7 @@ CLI::Validator policy_validator(bool list) {
       [list](std::string& text) -> std::string {
         std::vector<std::string> known = scorer_names();
         if (list) known.push_back("all");
-        const std::vector<std::string> names = list ? split_commas(text) : std::vector<std::string>{text};
+        const std::vector<std::string> names = list ? text::split_names(text) : std::vector<std::string>{text};
         if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
         for (const std::string& name : names) {
           if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
@@ -113,7 +103,7 @@ CLI::Validator policy_validator(bool list) {
 
 std::vector<std::string> expand_policies(const std::string& text) {
   std::vector<std::string> names;
-  for (const std::string& part : split_commas(text)) {
+  for (const std::string& part : text::split_names(text)) {
     const std::vector<std::string> expanded = part == "all" ? scorer_names() : std::vector<std::string>{part};
     for (const std::string& name : expanded)
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
@@ -192,20 +182,21 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                      "it from the RPC that reports the end); default 0")
           ->type_name("S")
           ->check(CLI::NonNegativeNumber);
-  CLI::Option* placement = app.add_option("--placement", options.placement,
-                 "How a job allowed several accelerator types gets one: fastest-free, first-fit, recorded, fastest "
-                 "or predictive (job_submit/rlsched's decision); evaluate compares a comma-separated list")
-      ->type_name("LIST")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            const std::vector<std::string> names = split_commas(text);
-            if (names.empty()) return "no placement given";
-            for (const std::string& name : names)
-              if (auto p = sim::parse_placement(name); !p.ok()) return p.status().message();
-            return {};
-          },
-          ""))
-      ->capture_default_str();
+  CLI::Option* placement =
+      app.add_option("--placement", options.placement,
+                     "How a job allowed several accelerator types gets one: fastest-free, first-fit, recorded, fastest "
+                     "or predictive (job_submit/rlsched's decision); evaluate compares a comma-separated list")
+          ->type_name("LIST")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                const std::vector<std::string> names = text::split_names(text);
+                if (names.empty()) return "no placement given";
+                for (const std::string& name : names)
+                  if (auto p = sim::parse_placement(name); !p.ok()) return p.status().message();
+                return {};
+              },
+              ""))
+          ->capture_default_str();
   CLI::Option* placement_partitions = app.add_option("--placement-partitions", options.placement_partitions,
                  "Partitions a placed job that names none may go to (rlsched.yaml placement.partitions); "
                  "default: those it is eligible for")
@@ -219,21 +210,23 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "submit span) is this")
       ->type_name("RHO")
       ->check(CLI::PositiveNumber);
-  CLI::Option* preemption = app.add_option("--preemption", options.preemption,
-                 "Preemption: none, requeue (Slurm's preempt/qos, PreemptMode=REQUEUE: victims restart from scratch) "
-                 "or checkpoint (preempt/rlsched: checkpointable victims, grace, resume); evaluate compares a "
-                 "comma-separated list. Needs --urgent (docs/preemption.md)")
-      ->type_name("LIST")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            const std::vector<std::string> names = split_commas(text);
-            if (names.empty()) return "no preemption mode given (known: none, requeue, checkpoint)";
-            for (const std::string& name : names)
-              if (auto m = sim::parse_preemption_mode(name); !m.ok()) return m.status().message();
-            return {};
-          },
-          ""))
-      ->capture_default_str();
+  CLI::Option* preemption =
+      app.add_option(
+             "--preemption", options.preemption,
+             "Preemption: none, requeue (Slurm's preempt/qos, PreemptMode=REQUEUE: victims restart from scratch) "
+             "or checkpoint (preempt/rlsched: checkpointable victims, grace, resume); evaluate compares a "
+             "comma-separated list. Needs --urgent (docs/preemption.md)")
+          ->type_name("LIST")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                const std::vector<std::string> names = text::split_names(text);
+                if (names.empty()) return "no preemption mode given (known: none, requeue, checkpoint)";
+                for (const std::string& name : names)
+                  if (auto m = sim::parse_preemption_mode(name); !m.ok()) return m.status().message();
+                return {};
+              },
+              ""))
+          ->capture_default_str();
   CLI::Option* urgent = app.add_option("--urgent", options.urgent,
                  "Make a seeded random SHARE of the short jobs (recorded run <= 2 h) QOS urgent, which queues first "
                  "and may preempt QOS normal (every other job); SEED defaults to 1")

@@ -48,12 +48,14 @@ struct Job {
   Seconds run_time = -1;
   std::string ran_on_type;  ///< accelerator type the trace recorded for this job; empty = none / unknown
 
-  bool checkpointable = false;
   /// Declared checkpointing (rlsched/preemption.h, sbatch --comment=checkpoint:interval=30m,cost=90s): a
   /// checkpoint every `checkpoint_interval` of run time and on the checkpoint signal, each taking
   /// `checkpoint_cost`. 0: the job declares none.
   Seconds checkpoint_interval = 0;
   Seconds checkpoint_cost = 0;
+  /// The one meaning of "checkpointable" (the policy's feature, the simulator's resume, preemption's victims): the
+  /// job declared a checkpoint.
+  bool checkpointable() const { return checkpoint_interval > 0; }
   int restarts = 0;  ///< times this job was requeued before the trace ended
   int priority_tier = 0;  ///< trace queue number (SWF field 15); a feature only, not a Slurm tier
 };

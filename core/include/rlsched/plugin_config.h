@@ -83,12 +83,8 @@ struct PluginConfig {
 
   /// \return the type of that name (and GRES name when given), or nullptr.
   const AcceleratorType* find_type(std::string_view type, std::string_view gres = {}) const;
-  /// \return the speed of the type, 1.0 when not configured.
-  double speed_of(std::string_view gres, std::string_view type) const;
   /// \return the name of the first job class matching the job, or "" (the types' default speeds apply).
   std::string classify(std::string_view job_name, std::string_view account, std::string_view user) const;
-  /// \return true when `a` and `b` are the same GRES name or declared equivalent.
-  bool gres_equivalent(std::string_view a, std::string_view b) const;
 };
 
 /// Parses the YAML text of a plugin config; `name` prefixes error messages ("rlsched.yaml").

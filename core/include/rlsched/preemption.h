@@ -28,6 +28,10 @@ struct Checkpoint {
 /// declaration is malformed ("checkpoint:interval=30x: '30x' is not a duration: use 90s, 30m or 2h").
 Result<std::optional<Checkpoint>> parse_checkpoint_comment(std::string_view comment);
 
+/// The checkpoint a running or pending job's comment declares; nullopt when none, or a malformed one (job_submit
+/// refused those at submit; a later edit declares nothing). A job is checkpointable exactly when this has a value.
+std::optional<Checkpoint> declared_checkpoint(const char* comment);
+
 /// rlsched.yaml's `preemption` section (docs/plugins.md).
 struct Policy {
   /// A job is never preempted before it has run this long in its current run (no thrashing).
@@ -59,7 +63,8 @@ enum class Refusal {
 };
 const char* refusal_text(Refusal refusal);
 
-/// When each job was preempted (kept per job, pruned to the policy's window): the preemption cap.
+/// When each job was preempted (kept per job, pruned to the policy's window): the preemption cap. preempt/rlsched
+/// keeps a copy in slurmctld's StateSaveLocation so that the cap survives a restart (capi/preemption_history.h).
 class History {
  public:
   void record(JobId job, Seconds when);
@@ -68,6 +73,8 @@ class History {
   /// Drops entries older than the window (call now and then; bounded memory in a long-running slurmctld).
   void prune(Seconds now, Seconds window);
   std::size_t jobs() const { return times_.size(); }
+  /// Every job's preemption times, in the order recorded.
+  const std::unordered_map<JobId, std::vector<Seconds>>& times() const { return times_; }
 
  private:
   std::unordered_map<JobId, std::vector<Seconds>> times_;

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 3
+#define RLSCHED_ABI_VERSION 5
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -69,6 +69,10 @@ typedef struct rlsched_engine_options {
 	/* The plugin's type ("site_factor/rlsched"): with health_dir in the config, the engine's own thread rewrites
 	 * <health_dir>/site_factor.json every 10 s (slurm_conf_examples/monitoring/README.md). NULL: no record. */
 	const char *plugin_type;
+	/* slurm.conf StateSaveLocation, for preempt/rlsched: the preemption history (the cap's memory) is loaded from
+	 * <state_dir>/rlsched_preemptions.json at create and rewritten there every 5 s and at destroy, so that the cap
+	 * survives a restart of slurmctld. NULL: kept in memory only. */
+	const char *state_dir;
 } rlsched_engine_options;
 
 /* Reads the config (refusing a file writable by group/others or owned by another user than root or the caller),
@@ -189,7 +193,7 @@ typedef struct rlsched_job {
 	const char *gres;       /* GRES name of the accelerators ("gpu"); NULL when none */
 	const char *gres_type;  /* "h200"; "h200|a100" for an any-of set; NULL or "" for any type */
 	int32_t restarts;
-	int32_t checkpointable; /* 0 or 1 */
+	const char *comment;    /* its checkpoint declaration, if any: checkpointable when it declares one */
 	/* Slurm's multifactor factors, each normalised to [0, 1] (the weighted value divided by its weight). */
 	double age_factor;
 	double fairshare_factor;

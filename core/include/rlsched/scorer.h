@@ -63,6 +63,10 @@ class Scorer {
 /// Names of the built-in scorers, in a stable order: fcfs, sjf, wfp3, unicep, f1, multifactor.
 std::vector<std::string> scorer_names();
 
+/// Slurm's priority/multifactor: the weighted sum of a job's normalised factors, without the site factor. What the
+/// "multifactor" scorer scores, and what the simulator adds the site factor to.
+double multifactor_priority(const PriorityWeights& weights, const PendingJob& job);
+
 /// What scorers that need settings are built with.
 struct ScorerSettings {
   /// Weights of the "multifactor" scorer: the cluster's slurm.conf weights, or PriorityWeights::Typical().

@@ -126,7 +126,7 @@ PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster
   }
   s.pool_speeds = batch.speeds_for(job_class);
   s.restarts = job.restarts;
-  s.checkpointable = job.checkpointable != 0;
+  s.checkpointable = preemption::declared_checkpoint(job.comment).has_value();
   s.age_factor = job.age_factor;
   s.fairshare_factor = job.fairshare_factor;
   s.job_size_factor = job.job_size_factor;
@@ -216,10 +216,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
         c.health_dir, health_record_name(e->options_.plugin_type), 10, [e] { return e->health_record(); },
         [e](const std::string& line) { e->log(RLSCHED_LOG_ERROR, line); });
   }
+  if (!engine->options_.state_dir.empty()) engine->keep_preemption_history(std::time(nullptr));
   return engine;
 }
 
 Engine::~Engine() {
+  history_writer_.reset();  // its last write: the history as slurmctld stops
   health_writer_.reset();
   {
     std::lock_guard<std::mutex> lock(thread_mutex_);

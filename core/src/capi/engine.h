@@ -36,6 +36,8 @@ struct EngineOptions {
   bool trust_any_file = false;
   PriorityWeights weights = PriorityWeights::Typical();
   std::string plugin_type;  ///< names the health record; empty: none
+  /// Where the preemption history is kept across restarts (capi/preemption_history.h); empty: memory only.
+  std::string state_dir;
 };
 
 /// What every job of a batch shares: the cluster snapshot in job_view's terms, and the speeds of its pools per job
@@ -123,6 +125,8 @@ class Engine {
              std::vector<double>& scores);
   void reload_loop();
   void retire(const Settings& old);
+  /// Loads <state_dir>/rlsched_preemptions.json into history_ and starts its writer (capi/preempt.cpp).
+  void keep_preemption_history(Seconds now);
 
   const EngineOptions options_;
 
@@ -156,7 +160,8 @@ class Engine {
 
   HealthRecorder health_;
   std::unique_ptr<Scorer> slurm_order_;  // multifactor at slurm.conf's weights, with a health record only
-  std::unique_ptr<HealthWriter> health_writer_;  // last member: its thread stops before the rest is destroyed
+  std::unique_ptr<HealthWriter> history_writer_;  // writes history_ to state_dir; stopped before the rest goes
+  std::unique_ptr<HealthWriter> health_writer_;   // last member: its thread stops before the rest is destroyed
 };
 
 }  // namespace rlsched::capi

@@ -3,16 +3,22 @@
 // and the engine keeps the preemption history the cap needs.
 #include "capi/engine.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "capi/preemption_history.h"
+
 namespace rlsched::capi {
 namespace {
 
 preemption::Candidate candidate_of(const rlsched_preempt_job& job) {
   preemption::Candidate c;
   c.id = job.job_id;
-  if (job.comment) {
-    auto declared = preemption::parse_checkpoint_comment(job.comment);
-    if (declared.ok()) c.checkpoint = *declared;  // job_submit refused malformed ones; a later edit declares nothing
-  }
+  c.checkpoint = preemption::declared_checkpoint(job.comment);
   c.qos = job.qos ? job.qos : "";
   c.run_start = job.run_start;
   c.size = job.size;
@@ -21,6 +27,35 @@ preemption::Candidate candidate_of(const rlsched_preempt_job& job) {
 }
 
 }  // namespace
+
+void Engine::keep_preemption_history(Seconds now) {
+  const std::string path = fmt::format("{}/{}.json", options_.state_dir, kPreemptionHistoryName);
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto loaded = parse_preemption_history(text.str(), path);
+    if (loaded.ok()) {
+      loaded->prune(now, settings()->config.preemption.window);
+      log(RLSCHED_LOG_INFO,
+          fmt::format("preemption history {}: {} jobs preempted within the window", path, loaded->jobs()));
+      std::lock_guard<std::mutex> lock(history_mutex_);
+      history_ = std::move(*loaded);
+    } else {
+      log(RLSCHED_LOG_ERROR, loaded.status().message() + "; the preemption cap starts from no history");
+    }
+  } else if (errno != ENOENT) {
+    log(RLSCHED_LOG_ERROR,
+        fmt::format("{}: cannot read: {}; the preemption cap starts from no history", path, std::strerror(errno)));
+  }
+  history_writer_ = std::make_unique<HealthWriter>(
+      options_.state_dir, kPreemptionHistoryName, 5,
+      [this] {
+        std::lock_guard<std::mutex> lock(history_mutex_);
+        return preemption_history_json(history_);
+      },
+      [this](const std::string& line) { log(RLSCHED_LOG_ERROR, line); });
+}
 
 Status Engine::preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool& allowed, const char*& why) {
   const std::shared_ptr<Settings> s = settings();

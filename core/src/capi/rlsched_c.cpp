@@ -82,6 +82,7 @@ int rlsched_engine_create(const rlsched_engine_options* options, rlsched_engine*
     o.no_reload_thread = options->flags & RLSCHED_ENGINE_NO_RELOAD_THREAD;
     o.trust_any_file = options->flags & RLSCHED_ENGINE_TRUST_ANY_FILE;
     if (options->plugin_type) o.plugin_type = options->plugin_type;
+    if (options->state_dir) o.state_dir = options->state_dir;
     const double w[] = {options->weight_age, options->weight_fairshare, options->weight_job_size,
                         options->weight_partition, options->weight_qos};
     if (w[0] != 0 || w[1] != 0 || w[2] != 0 || w[3] != 0 || w[4] != 0) {

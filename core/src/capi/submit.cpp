@@ -7,6 +7,8 @@
 
 #include "capi/job_classes.h"
 #include "capi/tres.h"
+#include "text/text.h"
+#include "text/type_set.h"
 
 namespace rlsched::capi {
 namespace {
@@ -71,7 +73,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   }
   TresEntry& asked = fields[field].entries[entry];
   const std::string original = request_text(asked);
-  const std::vector<std::string> types = split_types(asked.type);
+  const std::vector<std::string> types = text::parse_type_set(asked.type);
   const bool any_of = types.size() > 1;
   const bool typed = types.size() == 1;
   if (typed && !config.placement.retype_typed) return d;  // explicit choice: the user's, unless configured
@@ -103,7 +105,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
       break;
   }
   r.time_limit = job.time_limit > 0 ? job.time_limit : 0;
-  r.partitions = split_list(view(job.partition));
+  r.partitions = text::split_names(view(job.partition));
   const bool user_partitions = !r.partitions.empty();
   if (!user_partitions) r.partitions = config.placement.partitions;
 

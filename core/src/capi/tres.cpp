@@ -2,32 +2,17 @@
 
 #include <cctype>
 
+#include "text/text.h"
+
 namespace rlsched::capi {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using text::split;
+using text::trim;
 
-bool all_digits(std::string_view s) {
-  if (s.empty() || s.size() > 12) return false;
-  for (char c : s)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
-  }
-  return out;
+// A count std::stoll cannot overflow on: at most 12 digits.
+bool count_digits(std::string_view s) {
+  return s.size() <= 12 && text::all_digits(s);
 }
 
 }  // namespace
@@ -55,7 +40,7 @@ std::vector<TresEntry> parse_tres(std::string_view text) {
     if (fields.size() == 1) {
       e.count = 1;
     } else if (fields.size() == 2) {
-      if (all_digits(fields[1]))
+      if (count_digits(fields[1]))
         e.count = std::stoll(std::string(fields[1]));
       else if (!fields[1].empty() && std::isdigit(static_cast<unsigned char>(fields[1][0])))
         e.gres = false;  // "gpu:4k": a suffixed count; leave it to Slurm
@@ -63,7 +48,7 @@ std::vector<TresEntry> parse_tres(std::string_view text) {
         e.type = std::string(fields[1]);
     } else {
       e.type = std::string(fields[1]);
-      if (all_digits(fields[2]))
+      if (count_digits(fields[2]))
         e.count = std::stoll(std::string(fields[2]));
       else
         e.gres = false;
@@ -86,25 +71,6 @@ std::string format_entry(const TresEntry& e) {
 std::string join_entries(const std::vector<TresEntry>& entries) {
   std::string out;
   for (const TresEntry& e : entries) out += (out.empty() ? "" : ",") + format_entry(e);
-  return out;
-}
-
-std::vector<std::string> split_types(std::string_view types) {
-  std::vector<std::string> out;
-  for (std::string_view t : split(types, '|')) {
-    t = trim(t);
-    if (!t.empty()) out.emplace_back(t);
-  }
-  return out;
-}
-
-std::vector<std::string> split_list(std::string_view text) {
-  std::vector<std::string> out;
-  if (text.empty()) return out;
-  for (std::string_view t : split(text, ',')) {
-    t = trim(t);
-    if (!t.empty()) out.emplace_back(t);
-  }
   return out;
 }
 

@@ -28,11 +28,6 @@ std::vector<TresEntry> parse_tres(std::string_view text);
 std::string format_entry(const TresEntry& entry);
 std::string join_entries(const std::vector<TresEntry>& entries);
 
-/// Splits "h200|a100" into its types (empty strings dropped).
-std::vector<std::string> split_types(std::string_view types);
-/// Splits a comma list ("a100,h200") into trimmed non-empty names.
-std::vector<std::string> split_list(std::string_view text);
-
 /// True when `text` (cpus_per_tres, mem_per_tres, tres_bind, tres_freq) names GRES `name` ("gres:gpu:...",
 /// "gres/gpu", "gpu:...", "gpu=").
 bool mentions_gres(std::string_view text, std::string_view name);

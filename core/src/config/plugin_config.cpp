@@ -45,11 +45,6 @@ const AcceleratorType* PluginConfig::find_type(std::string_view type, std::strin
   return nullptr;
 }
 
-double PluginConfig::speed_of(std::string_view gres, std::string_view type) const {
-  const AcceleratorType* t = find_type(type, gres);
-  return t ? t->speed : 1.0;
-}
-
 std::string PluginConfig::classify(std::string_view job_name, std::string_view account, std::string_view user) const {
   auto matches = [](const std::string& pattern, std::string_view value) {
     return pattern.empty() || fnmatch(pattern.c_str(), std::string(value).c_str(), 0) == 0;
@@ -57,16 +52,6 @@ std::string PluginConfig::classify(std::string_view job_name, std::string_view a
   for (const JobClass& c : job_classes)
     if (matches(c.job_name, job_name) && matches(c.account, account) && matches(c.user, user)) return c.name;
   return {};
-}
-
-bool PluginConfig::gres_equivalent(std::string_view a, std::string_view b) const {
-  if (a == b) return true;
-  for (const auto& group : gres_equivalence) {
-    const bool has_a = std::find(group.begin(), group.end(), a) != group.end();
-    const bool has_b = std::find(group.begin(), group.end(), b) != group.end();
-    if (has_a && has_b) return true;
-  }
-  return false;
 }
 
 namespace {

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "text/duration.h"
+
 namespace rlsched::config {
 
 [[noreturn]] void YamlChecks::fail(const YAML::Node& node, const std::string& what) const {
@@ -73,39 +75,12 @@ long long YamlChecks::integer(const YAML::Node& node, const std::string& key, lo
 }
 
 Seconds YamlChecks::duration(const YAML::Node& node, const std::string& key) const {
-  std::string text = scalar(node, key);
-  long long unit = 1;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 's':
-        unit = 1;
-        break;
-      case 'm':
-        unit = 60;
-        break;
-      case 'h':
-        unit = 3600;
-        break;
-      case 'd':
-        unit = 86400;
-        break;
-      default:
-        unit = 0;
-    }
-    if (unit != 0)
-      text.pop_back();
-    else
-      unit = 1;
-  }
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || errno != 0 || value < 0 ||
-      value > std::numeric_limits<int>::max())
+  const auto seconds = text::parse_duration(scalar(node, key), {/*bare_unit=*/1, /*infinite=*/false});
+  if (!seconds.ok() || *seconds > std::numeric_limits<int>::max())
     fail(node, fmt::format("{} must be a duration in seconds, or with a unit s, m, h or d, e.g. 30s or 5m "
                            "(got '{}')",
                            key, node.Scalar()));
-  return value * unit;
+  return *seconds;
 }
 
 std::vector<std::string> YamlChecks::names(const YAML::Node& node, const std::string& key) const {

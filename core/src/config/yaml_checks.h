@@ -34,7 +34,7 @@ class YamlChecks {
   bool boolean(const YAML::Node& node, const std::string& key) const;
   double number(const YAML::Node& node, const std::string& key) const;
   long long integer(const YAML::Node& node, const std::string& key, long long lo, long long hi) const;
-  /// Whole seconds, optionally with a unit: 90, "90s", "5m", "2h", "1d".
+  /// The duration grammar of text/duration.h, a bare number in seconds: 90, "90s", "5m", "2h", "1d", "1:30:00".
   Seconds duration(const YAML::Node& node, const std::string& key) const;
   /// A list of distinct non-empty names.
   std::vector<std::string> names(const YAML::Node& node, const std::string& key) const;

@@ -10,6 +10,7 @@
 
 #include "io/line_source.h"
 #include "rlsched/io/workload_readers.h"
+#include "text/type_set.h"
 
 namespace rlsched::io {
 namespace {
@@ -48,7 +49,7 @@ constexpr ColumnName kColumnNames[] = {
 // \return "" when the header has every required column, else the message naming the first one missing.
 std::string read_header(std::string_view line, Columns& columns) {
   std::vector<std::string_view> names;
-  split_on(line, ',', names);
+  split_into(line, ',', names);
   columns.count = names.size();
   for (const auto& column : kColumnNames) {
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -117,15 +118,7 @@ std::string parse_row(const std::vector<std::string_view>& fields, const Columns
     job.accel.count = static_cast<int>(gpus);
     job.accel.name = "gpu";
     if (const std::string_view spec = field(fields, c.gpu_spec); !spec.empty()) {
-      std::vector<std::string_view> types;
-      split_on(spec, '|', types);
-      for (std::string_view type : types) {
-        type = trim(type);
-        // The trace repeats types in some sets ("V100M16|V100M32|V100M32").
-        if (!type.empty() && std::find(job.accel.types.begin(), job.accel.types.end(), type) == job.accel.types.end()) {
-          job.accel.types.emplace_back(type);
-        }
-      }
+      job.accel.types = text::parse_type_set(spec);  // the trace repeats types in some sets ("V100M16|V100M32|V100M32")
     }
   }
   job.qos = std::string(field(fields, c.qos));
@@ -157,7 +150,7 @@ Result<Workload> read_alibaba_pods(const std::string& path, const ReadOptions& o
     }
     const auto id = static_cast<JobId>(report.records);  // the row index, so that id N is pod openb-pod-000N
     ++report.records;
-    split_on(line, ',', fields);
+    split_into(line, ',', fields);
     Job job;
     std::string problem = fields.size() == columns.count ? parse_row(fields, columns, id, job)
                                                          : fmt::format("expected {} fields as in the header, got {}",

@@ -8,14 +8,7 @@
 
 namespace rlsched::io {
 
-namespace {
-bool all_digits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-}  // namespace
+using text::all_digits;
 
 std::vector<std::string_view> split_gres_list(std::string_view list) {
   std::vector<std::string_view> items;
@@ -45,7 +38,7 @@ bool parse_gres_spec(std::string_view spec, GresCount& out, std::string& error, 
     body = body.substr(0, paren);
   }
   std::vector<std::string_view> parts;
-  split_on(body, ':', parts);
+  split_into(body, ':', parts);
   const auto bad = [&](std::string_view why) {
     error = fmt::format("GRES '{}': {} (expected name:type:count or name:count, e.g. gpu:h200:8)", spec, why);
     return false;
@@ -91,13 +84,6 @@ std::string to_lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  return true;
 }
 
 bool parse_bool(std::string_view text, bool& value) {

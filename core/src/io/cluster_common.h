@@ -8,6 +8,7 @@
 
 #include "rlsched/cluster.h"
 #include "rlsched/status.h"
+#include "text/text.h"
 
 namespace rlsched::io {
 
@@ -30,7 +31,7 @@ void add_implicit_types(Cluster& cluster);
 Status apply_speeds_yaml(const std::string& path, Cluster& cluster);
 
 std::string to_lower(std::string_view text);
-bool iequals(std::string_view a, std::string_view b);
+using text::iequals;
 /// Slurm's boolean spellings: YES/NO, TRUE/FALSE, 1/0 (any case). \return false when `text` is none of them.
 bool parse_bool(std::string_view text, bool& value);
 

@@ -18,9 +18,11 @@
 #include <fmt/format.h>
 
 #include "config/speed_schema.h"
+#include "config/yaml_checks.h"
 #include "io/cluster_common.h"
 #include "io/line_source.h"
 #include "rlsched/io/cluster_readers.h"
+#include "text/duration.h"
 
 namespace rlsched::io {
 
@@ -69,8 +71,9 @@ std::string suggestion(std::string_view key, const Keys& allowed) {
   return best_key.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best_key);
 }
 
+// Dotted key paths are spelt as rlsched.yaml's errors spell them.
 std::string join_path(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : fmt::format("{}.{}", parent, key);
+  return config::YamlChecks::path(parent, key);
 }
 
 std::string index_path(const std::string& parent, std::size_t i) {
@@ -228,17 +231,18 @@ class YamlReader {
     return Status::Ok();
   }
 
-  // A bare number is seconds (unlike slurm.conf, where it is minutes); anything else is a Slurm time string.
+  // The duration grammar of text/duration.h; a bare number is seconds (unlike slurm.conf, where it is minutes).
   Status get_duration(const YAML::Node& v, const std::string& where, Seconds& out) const {
     if (!v.IsScalar()) return fail(v, where, "expected seconds or a Slurm time like 2-00:00:00");
     long long seconds = 0;
-    if (parse_int(v.Scalar(), seconds)) {
-      if (seconds < 0) return fail(v, where, fmt::format("must be >= 0 (got {})", seconds));
-      out = seconds;
-      return Status::Ok();
-    }
-    auto parsed = parse_slurm_duration(v.Scalar());
-    if (!parsed.ok()) return fail(v, where, parsed.status().message());
+    if (parse_int(v.Scalar(), seconds) && seconds < 0)
+      return fail(v, where, fmt::format("must be >= 0 (got {})", seconds));
+    auto parsed = text::parse_duration(v.Scalar(), {/*bare_unit=*/1, /*infinite=*/true});
+    if (!parsed.ok())
+      return fail(v, where,
+                  fmt::format("bad duration '{}': {} (expected seconds, 90s, 30m, 2h, 1d, a Slurm time like "
+                              "2-00:00:00, or INFINITE)",
+                              v.Scalar(), parsed.status().message()));
     out = *parsed;
     return Status::Ok();
   }

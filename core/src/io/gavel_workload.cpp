@@ -103,7 +103,7 @@ Status read_trace(const std::string& path, const std::string& vc, std::vector<Tr
     if (line.empty()) continue;
     ++report.records;
     f.clear();
-    split_on(line, '\t', f);
+    split_into(line, '\t', f);
     double steps = 0, arrival = 0, scale = 0;
     std::string why;
     if (f.size() != 7)

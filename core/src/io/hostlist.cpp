@@ -1,4 +1,4 @@
-// Slurm hostlists ("h200-[1-3,7],rack[1-2]-n[01-02]") and Slurm time strings ("2-00:00:00").
+// Slurm hostlists ("h200-[1-3,7],rack[1-2]-n[01-02]"), and slurm.conf's durations (text/duration.h's grammar).
 #include <string_view>
 #include <vector>
 
@@ -7,6 +7,7 @@
 #include "io/cluster_common.h"
 #include "io/line_source.h"
 #include "rlsched/io/cluster_readers.h"
+#include "text/duration.h"
 
 namespace rlsched::io {
 
@@ -17,12 +18,7 @@ constexpr std::size_t kMaxHosts = 1'000'000;
 // Nine digits keep every product below in int64 range (days * 86400, range bounds).
 constexpr std::size_t kMaxDigits = 9;
 
-bool all_digits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
+using text::all_digits;
 
 // Expands the body of one bracket ("1-3,07,10-11") into formatted numbers; padding follows each range's start.
 Status expand_bracket(std::string_view body, const std::string& hostlist, std::vector<std::string>& out) {
@@ -31,7 +27,7 @@ Status expand_bracket(std::string_view body, const std::string& hostlist, std::v
   };
   if (body.empty()) return bad("empty brackets '[]'");
   std::vector<std::string_view> items;
-  split_on(body, ',', items);
+  split_into(body, ',', items);
   for (std::string_view item : items) {
     if (item.empty()) return bad(fmt::format("empty range in '[{}]'", body));
     const std::size_t dash = item.find('-');
@@ -118,41 +114,12 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
 }
 
 Result<Seconds> parse_slurm_duration(const std::string& text) {
-  const auto bad = [&](std::string_view why) {
-    return Status::InvalidInput(fmt::format(
-        "bad duration '{}': {} (expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or INFINITE)", text, why));
-  };
-  std::string_view t = trim(text);
-  if (t.empty()) return bad("empty");
-  if (iequals(t, "INFINITE") || iequals(t, "UNLIMITED")) return Seconds{0};
-  if (t.front() == '-') return bad("negative");
-  long long days = 0;
-  bool has_days = false;
-  if (const std::size_t dash = t.find('-'); dash != std::string_view::npos) {
-    std::string_view day_text = t.substr(0, dash);
-    if (!all_digits(day_text) || day_text.size() > kMaxDigits) return bad("days are not a whole number");
-    parse_int(day_text, days);
-    has_days = true;
-    t = t.substr(dash + 1);
-  }
-  std::vector<std::string_view> parts;
-  split_on(t, ':', parts);
-  if (parts.size() > 3) return bad("too many ':' fields");
-  long long value[3] = {0, 0, 0};
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (!all_digits(parts[i]) || parts[i].size() > kMaxDigits) return bad("fields must be whole numbers");
-    parse_int(parts[i], value[i]);
-  }
-  long long seconds = 0;
-  if (has_days)  // D-HH, D-HH:MM, D-HH:MM:SS
-    seconds = days * 86400 + value[0] * 3600 + value[1] * 60 + value[2];
-  else if (parts.size() == 1)  // MM
-    seconds = value[0] * 60;
-  else if (parts.size() == 2)  // MM:SS
-    seconds = value[0] * 60 + value[1];
-  else  // HH:MM:SS
-    seconds = value[0] * 3600 + value[1] * 60 + value[2];
-  return Seconds{seconds};
+  auto seconds = text::parse_duration(text, {/*bare_unit=*/60, /*infinite=*/true});
+  if (seconds.ok()) return seconds;
+  return Status::InvalidInput(
+      fmt::format("bad duration '{}': {} (expected MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, "
+                  "D-HH:MM:SS or INFINITE)",
+                  text, seconds.status().message()));
 }
 
 }  // namespace rlsched::io

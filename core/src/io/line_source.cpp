@@ -102,27 +102,6 @@ void split_whitespace(std::string_view line, std::vector<std::string_view>& out)
   }
 }
 
-void split_on(std::string_view line, char delimiter, std::vector<std::string_view>& out) {
-  out.clear();
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t pos = line.find(delimiter, start);
-    if (pos == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return;
-    }
-    out.push_back(line.substr(start, pos - start));
-    start = pos + 1;
-  }
-}
-
-std::string_view trim(std::string_view text) {
-  std::size_t b = 0, e = text.size();
-  while (b < e && (text[b] == ' ' || text[b] == '\t')) ++b;
-  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t')) --e;
-  return text.substr(b, e - b);
-}
-
 bool parse_int(std::string_view text, long long& value) {
   if (text.empty()) return false;
   const char* first = text.data();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rlsched/status.h"
+#include "text/text.h"
 
 namespace rlsched::io {
 
@@ -45,10 +46,8 @@ class LineSource {
 
 /// Splits on runs of spaces and tabs (SWF) into `out` (cleared first).
 void split_whitespace(std::string_view line, std::vector<std::string_view>& out);
-/// Splits on a single-character delimiter, keeping empty fields (sacct '|', CSV ',').
-void split_on(std::string_view line, char delimiter, std::vector<std::string_view>& out);
-/// Trims spaces and tabs on both ends.
-std::string_view trim(std::string_view text);
+using text::split_into;  // on a single-character delimiter, keeping empty fields (sacct '|', CSV ',')
+using text::trim;
 /// Parses a whole field as a base-10 integer. \return false if empty, not a number, or out of range.
 bool parse_int(std::string_view text, long long& value);
 /// Parses a whole field as a floating-point number (finite values only).

@@ -55,7 +55,7 @@ constexpr ColumnName kColumnNames[] = {
 // \return "" when the header has every required field, else the message naming the first one missing.
 std::string read_header(std::string_view line, Columns& columns) {
   std::vector<std::string_view> names;
-  split_on(line, '|', names);
+  split_into(line, '|', names);
   columns.count = names.size();
   for (const auto& column : kColumnNames) {
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -111,7 +111,7 @@ bool parse_mem_mb(std::string_view text, std::int64_t& mb) {
 std::string parse_tres(std::string_view text, Tres& tres) {
   if (text.empty()) return {};
   std::vector<std::string_view> entries;
-  split_on(text, ',', entries);
+  split_into(text, ',', entries);
   for (std::string_view entry : entries) {
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) return fmt::format("entry without '=' (got '{}')", excerpt(entry));
@@ -252,7 +252,7 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
   job.partitions.clear();
   if (const std::string_view partitions = field(fields, c.partition); !partitions.empty()) {
     std::vector<std::string_view> names;
-    split_on(partitions, ',', names);
+    split_into(partitions, ',', names);
     for (std::string_view name : names) {
       if (!name.empty()) job.partitions.emplace_back(name);
     }
@@ -306,7 +306,7 @@ Result<Workload> read_sacct(const std::string& path, const ReadOptions& options)
       continue;
     }
     ++report.records;
-    split_on(line, '|', fields);
+    split_into(line, '|', fields);
     std::string problem;
     Entry record;
     if (fields.size() != columns.count) {

@@ -368,7 +368,7 @@ class SlurmConfReader {
         gres_types_line_ = line.line;
         gres_types_.clear();
         std::vector<std::string_view> names;
-        split_on(t.value, ',', names);
+        split_into(t.value, ',', names);
         for (auto n : names) gres_types_.insert(to_lower(trim(n)));
       }
       if (!s.ok()) return s;
@@ -380,7 +380,7 @@ class SlurmConfReader {
   // the other SchedulerParameters are skipped.
   Status scheduler_parameters(const Where& where, const std::string& value) {
     std::vector<std::string_view> items;
-    split_on(value, ',', items);
+    split_into(value, ',', items);
     BackfillSettings& b = cluster_.backfill;
     for (auto item : items) {
       const std::size_t eq = item.find('=');
@@ -446,7 +446,7 @@ class SlurmConfReader {
     if (set.feature) {
       for (std::size_t i = 0; i < cluster_.nodes.size(); ++i) {
         std::vector<std::string_view> features;
-        split_on(node_features_[i], ',', features);
+        split_into(node_features_[i], ',', features);
         for (auto f : features)
           if (trim(f) == *set.feature) member[i] = true;
       }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "text/type_set.h"
+
 namespace rlsched {
 namespace placement {
 namespace {
@@ -39,8 +41,7 @@ std::string pool_name(const AcceleratorPool& p) {
 }
 
 std::string wanted(const Request& r) {
-  std::string types;
-  for (const auto& t : r.types) types += (types.empty() ? "" : "|") + t;
+  const std::string types = text::format_type_set(r.types);
   return types.empty() ? fmt::format("{} {} (any type)", r.count, r.gres)
                        : fmt::format("{} {} of type {}", r.count, r.gres, types);
 }
@@ -48,13 +49,7 @@ std::string wanted(const Request& r) {
 }  // namespace
 
 bool type_allowed(std::string_view types, std::string_view type) {
-  if (types.empty()) return true;
-  while (true) {
-    const std::size_t bar = types.find('|');
-    if (types.substr(0, bar) == type) return true;
-    if (bar == std::string_view::npos) return false;
-    types.remove_prefix(bar + 1);
-  }
+  return text::type_set_allows(types, type);
 }
 
 double speed_of(const Options& options, std::string_view gres, std::string_view type, const std::string& job_class) {

@@ -73,12 +73,7 @@ class Multifactor final : public Scorer {
   explicit Multifactor(const PriorityWeights& weights) : weights_(weights) {}
   std::string_view name() const override { return "multifactor"; }
   void score(const ScoringContext&, const std::vector<PendingJob>& jobs, std::vector<double>& out) const override {
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const PendingJob& j = jobs[i];
-      out[i] = weights_.age * j.age_factor + weights_.fairshare * j.fairshare_factor +
-               weights_.job_size * j.job_size_factor + weights_.partition * j.partition_factor +
-               weights_.qos * j.qos_factor;
-    }
+    for (std::size_t i = 0; i < jobs.size(); ++i) out[i] = multifactor_priority(weights_, jobs[i]);
   }
 
  private:
@@ -86,6 +81,11 @@ class Multifactor final : public Scorer {
 };
 
 }  // namespace
+
+double multifactor_priority(const PriorityWeights& w, const PendingJob& j) {
+  return w.age * j.age_factor + w.fairshare * j.fairshare_factor + w.job_size * j.job_size_factor +
+         w.partition * j.partition_factor + w.qos * j.qos_factor;
+}
 
 std::vector<std::string> scorer_names() { return {"fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"}; }
 
