@@ -225,6 +225,7 @@ TEST_CASE("the GRES name changes only for a portable class, toward a declared eq
 TEST_CASE("a set: the partitions within the slack, typeless, best first", "[submit]") {
   // h200 idle runs 1 h of work in 30 min; l40 (speed 1.6) in 37.5 min, within 1.3 x 30 min; a100 in 1 h is not.
   config::PluginConfig c = hetero();
+  c.placement.slack = 1.3;
   c.accelerator_types.push_back({"l40", "gpu", 1.6, {}});
   std::vector<placement::PartitionState> parts = cluster();
   parts.push_back(part("l40", {pool("gpu", "l40", 16, 16)}));
@@ -260,6 +261,7 @@ TEST_CASE("a set needs per-type partitions: a mixed best partition pins the type
 
 TEST_CASE("the job's class picks its speeds; counts scale between types", "[submit]") {
   config::PluginConfig c = hetero();
+  c.placement.slack = 1.3;
   c.accelerator_types[2].count_scale = 2.0;  // 8 910b stand for 4 gpus
   c.accelerator_types[0].class_speed["embedding"] = 0.9;  // this class runs no faster on h200 (memory bound)
   c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}, config::JobClass{"portable", "xpu-*", "", "", true}};

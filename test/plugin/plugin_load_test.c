@@ -511,7 +511,8 @@ static const char *submit_config =
 	"     speeds: {h200: 2.0, a100: 1.0, 910b: 0.8}}\n"
 	"placement:\n"
 	"  partitions: [h200, a100, npu]\n"
-	"  record: admin_comment\n";
+	"  record: admin_comment\n"
+	"  slack: 1.3\n";
 
 static job_desc_msg_t *_desc(const char *partition, const char *per_node,
 			     const char *per_job, uint32_t minutes)

@@ -83,7 +83,7 @@ struct Options {
   double slack = kDefaultSlack;
   /// The default of rlsched.yaml placement.slack and of the simulator (chosen by bench/placement_study; see
   /// docs/placement.md for the workloads it was tuned on).
-  static constexpr double kDefaultSlack = 1.3;
+  static constexpr double kDefaultSlack = 1.1;
 };
 
 /// A member of a decision's set: a partition and the one pool of the request's GRES in it.
