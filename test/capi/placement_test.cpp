@@ -275,6 +275,14 @@ TEST_CASE("the set: every per-type partition within the slack, in order of predi
   CHECK(names(place(gpus(4), parts, o)) == "h200/h200,l40/l40,a100/a100");
   o.slack = 3.0;  // the portable class could use npu, but not in one request with gpu: another GRES name
   CHECK(names(place(portable(gpus(4)), parts, o)) == "h200/h200,l40/l40,a100/a100");
+  // A catch-all partition offering only the npu type is single-type for npu, but holds the same NPUs as "npu": a
+  // set of one, written typed.
+  Options portable_npu = speeds();
+  portable_npu.slack = 2.0;
+  const std::vector<PartitionState> npu_and_all = {
+      part("npu", {pool("npu", "910b", 8, 8)}),
+      part("all", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0), pool("npu", "910b", 8, 8)})};
+  CHECK(names(place(portable(gpus(4)), npu_and_all, portable_npu)) == "npu/910b");
   // A member must need the same device count: with count_scale 2 on l40 the request would need 8 there.
   o.types.back().count_scale = 2.0;
   CHECK(names(place(gpus(4), parts, o)) == "h200/h200,a100/a100");

@@ -19,8 +19,9 @@
 // (Options::slack), in order of predicted completion, as long as Slurm 22.05 can be told exactly that set with one
 // request: a partition list and a typeless GRES. That holds when each member's partition offers the request's GRES
 // in one type only (a per-type partition: a typeless request there can only get that type), all members share the
-// GRES name and the device count, and each partition appears once. A best pool in a mixed partition ("all") gives a
-// set of one, pinned by type as before. docs/placement.md has the mechanism and the study that chose the slack.
+// GRES name and the device count, and each partition and each type appears once (two partitions offering the same
+// type are taken for the same accelerators: the snapshot has no node lists). A best pool in a mixed partition
+// ("all") gives a set of one, pinned by type as before. docs/placement.md has the mechanism and the study that chose the slack.
 //
 // Counts. A request for `count` accelerators of `count_type` ("" for a typeless or any-of request: reference
 // accelerators) needs ceil(count * count_scale(pool type) / count_scale(count_type)) devices of a pool's type: an

@@ -328,8 +328,11 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
     for (int i : order) {
       const Candidate& c = d.candidates[i];
       const PartitionState& cp = partitions[c.partition];
-      const bool listed =
-          std::any_of(d.set.begin(), d.set.end(), [&](const SetMember& m) { return m.partition_name == cp.name; });
+      // One member per type: another partition with a type already in the set shows, as far as the snapshot can
+      // tell, the same accelerators (a catch-all "all" beside the per-type partitions).
+      const bool listed = std::any_of(d.set.begin(), d.set.end(), [&](const SetMember& m) {
+        return m.partition_name == cp.name || m.type == cp.pools[c.pool].type;
+      });
       if (!listed) d.set.push_back(SetMember{c.partition, c.pool, cp.name, cp.pools[c.pool].type, c.wait, c.run});
     }
   }
