@@ -10,9 +10,10 @@
 // ahead of this one: the new job's priority is not known yet), shortage = max(0, count - idle) the accelerators
 // that must first be freed, mean_remaining = running_work / busy the mean time left of the running jobs there, and
 // total the pool's accelerators. QueueLoad computes both work figures from a job list, at each job's class speed
-// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest completion
-// wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition), then
-// to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by design.
+// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest
+// completion wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition),
+// then to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by
+// design.
 //
 // The set. Slurm binds late: a job allowed several partitions starts in whichever can start it first. So the
 // decision is a set, not a point: every pool whose predicted completion is within `slack` times the best one's
@@ -21,7 +22,8 @@
 // in one type only (a per-type partition: a typeless request there can only get that type), all members share the
 // GRES name and the device count, and each partition and each type appears once (two partitions offering the same
 // type are taken for the same accelerators: the snapshot has no node lists). A best pool in a mixed partition
-// ("all") gives a set of one, pinned by type as before. docs/placement.md has the mechanism and the study that chose the slack.
+// ("all") gives a set of one, pinned by type as before. docs/placement.md has the mechanism and the study that chose
+// the slack.
 //
 // Counts. A request for `count` accelerators of `count_type` ("" for a typeless or any-of request: reference
 // accelerators) needs ceil(count * count_scale(pool type) / count_scale(count_type)) devices of a pool's type: an
