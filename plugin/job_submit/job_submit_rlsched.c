@@ -179,6 +179,9 @@ static bool _collect(uint32_t submit_uid)
 				&snapshot, queue_ptrs[i]->account);
 		}
 	}
+	/* A job given a set of partitions (sbatch -p a,b, or by this plugin)
+	 * weighs on each of their types by its share (placement.h, QueueLoad) */
+	rlsched_jobs_fill_partitions(&snapshot, queue, queue_ptrs, n);
 	n_queue = n;
 	queue_uid = submit_uid;
 	queue_valid = true;

@@ -55,6 +55,24 @@ bool pin(const Cluster& cluster, const Topology& topology, const FreeState& idle
   return true;
 }
 
+bool pin_set(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
+             const std::vector<std::pair<int, int>>& set, JobRequest& request) {
+  std::vector<int> partitions, types;
+  for (const auto& [p, t] : set) {
+    const Partition& part = cluster.partitions[p];
+    if (part.max_time > 0 && request.limit > part.max_time) continue;
+    if (!fits_ever(topology, idle, job, p, t)) continue;
+    if (std::find(partitions.begin(), partitions.end(), p) == partitions.end()) partitions.push_back(p);
+    if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
+  }
+  if (partitions.empty()) return false;
+  const bool pinned = partitions.size() == 1;
+  set_partitions(cluster, std::move(partitions), request);
+  request.queue_types = pinned ? cluster.accelerator_types[types.front()].name : std::string();
+  request.types = pinned ? std::vector<int>{types.front()} : std::move(types);
+  return true;
+}
+
 void apply_static_placement(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
                             const PlacementSettings& settings, JobRequest& request) {
   if (!request.rejection.empty() || request.types.empty() || request.types.front() < 0) return;

@@ -19,4 +19,11 @@ void apply_static_placement(const Cluster& cluster, const Topology& topology, co
 bool pin(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
          const PlacementSettings& settings, int partition, int type, JobRequest& request);
 
+/// Gives the request a placement set (partition, type) best first, as job_submit/rlsched writes it: one member
+/// pins partition and type; two or more list the partitions and drop the type (each partition offers one type of
+/// the GRES), so the scheduler starts the job in whichever member can start it first. Members that can never hold
+/// the job are dropped. \return false (request unchanged) when none is left.
+bool pin_set(const Cluster& cluster, const Topology& topology, const FreeState& idle, const Job& job,
+             const std::vector<std::pair<int, int>>& set, JobRequest& request);
+
 }  // namespace rlsched::sim

@@ -145,8 +145,24 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
   }
   m.jain_fairness = sum_sq > 0 ? sum * sum / (static_cast<double>(user_bsld.size()) * sum_sq) : 1.0;
 
+  std::vector<std::vector<double>> errors(types.size());  // actual - predicted wait, per type started on
+  for (const JobOutcome& o : outcomes)
+    if (o.predicted_wait >= 0 && o.ran() && o.accelerator_type >= 0 && std::size_t(o.accelerator_type) < types.size())
+      errors[o.accelerator_type].push_back(static_cast<double>(o.wait()) - o.predicted_wait);
   for (std::size_t t = 0; t < types.size(); ++t) {
     AcceleratorTypeMetrics tm;
+    if (!errors[t].empty()) {
+      tm.predicted = errors[t].size();
+      double sum = 0, sum_abs = 0;
+      for (double& e : errors[t]) {
+        sum += e;
+        sum_abs += std::abs(e);
+        e = std::abs(e);
+      }
+      tm.wait_error_bias = sum / double(tm.predicted);
+      tm.wait_error_mean_abs = sum_abs / double(tm.predicted);
+      tm.wait_error_median_abs = percentile_in_place(errors[t], 50);
+    }
     tm.name = types[t].name;
     tm.jobs = type_jobs[t];
     tm.avg_wait = type_jobs[t] ? type_wait[t] / static_cast<double>(type_jobs[t]) : 0;

@@ -3,6 +3,8 @@
 // usable nodes, how many are idle, the most on one node; the pending jobs with the types they asked for (one type
 // once placed) and their time limits; the running jobs with their allocated type and how much of their limit is
 // used. test/capi/placement_parity_test.cpp checks that both make the same decision.
+#include <algorithm>
+
 #include "job_placement.h"
 #include "rlsched/placement.h"
 #include "slurm_sim.h"
@@ -17,6 +19,9 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
   placement::Options options;
   options.types = cluster_.accelerator_types;
   options.default_time_limit = config_.placement.default_time_limit;
+  options.slack = config_.placement.slack;
+  options.gres_equivalence = config_.placement.gres_equivalence;
+  options.gres_portable_classes = config_.placement.gres_portable_classes;
 
   std::vector<placement::PartitionState> parts(cluster_.partitions.size());
   std::vector<int> on_node(cluster_.accelerator_types.size());
@@ -54,7 +59,7 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
     const QueueEntry& e = pending_[i];
     if (!live(e) || jobs_[e.job].accel.count <= 0) continue;
     load.add_pending(jobs_[e.job].accel.name, requests_[e.job].queue_types, jobs_[e.job].accel.count,
-                     static_cast<double>(requests_[e.job].limit), jobs_[e.job].job_class);
+                     static_cast<double>(requests_[e.job].limit), jobs_[e.job].job_class, requests_[e.job].partitions);
   }
   for (const auto& [expected_end, k] : running_by_limit_) {
     const JobState& s = state_[k];
@@ -71,12 +76,23 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
   q.time_limit = r.limit;
   q.partitions = j.partitions.empty() ? config_.placement.partitions : j.partitions;
   q.job_class = j.job_class;
-  const placement::Decision d = placement::place(q, parts, options);
+  placement::Decision d = placement::place(q, parts, options);
+  if (d.placed && d.count != j.accel.count) {  // a count_scale move: see PlacementSettings::gres_equivalence
+    options.gres_equivalence.clear();
+    d = placement::place(q, parts, options);
+  }
   if (!d.placed) return;  // the request stays as submitted; make_request already rejected what can never run
-  const AcceleratorType* type = cluster_.find_type(d.type, d.gres);
-  if (type == nullptr) return;
-  const int t = static_cast<int>(type - cluster_.accelerator_types.data());
-  if (!pin(cluster_, topology_, idle_, j, config_.placement, d.partition, t, r)) return;
+  std::vector<std::pair<int, int>> set;  // (partition, type) of each member, best first
+  for (const placement::SetMember& m : d.set) {
+    const AcceleratorType* type = cluster_.find_type(m.type, d.gres);
+    if (type == nullptr) return;
+    set.emplace_back(m.partition, static_cast<int>(type - cluster_.accelerator_types.data()));
+  }
+  if (!pin_set(cluster_, topology_, idle_, j, set, r)) return;
+  double predicted = d.set.front().wait;
+  for (const placement::SetMember& m : d.set) predicted = std::min(predicted, m.wait);
+  outcomes_[job].predicted_wait = predicted;
+  const int t = set.front().second;
   if (config_.observer) {
     ScheduleEvent e;
     e.kind = ScheduleEvent::Kind::kPlacement;
@@ -84,6 +100,7 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
     e.job = job;
     e.partition = d.partition;
     e.accelerator_type = t;
+    e.partitions = r.partitions;
     config_.observer(e);
   }
 }

@@ -154,6 +154,14 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - {name: a, match: {user: u}, speeds: {h200: 2}}\n"
        "  - {name: a, match: {user: v}, speeds: {h200: 3}}\n",
        "rlsched.yaml:4: job_classes[1]: job class 'a' is listed twice"},
+      {"placement:\n  slack: 0.9\n", "rlsched.yaml:2: placement.slack must be >= 1 and <= 10 (got 0.9)"},
+      {"placement:\n  enabled: true\n  slack: lots\n", "rlsched.yaml:3: placement.slack"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: xpu\n    match: {job_name: 'xpu*'}\n"
+       "    speeds: {h200: 2}\n    gres_portable: sometimes\n",
+       "rlsched.yaml:6: job_classes[0].gres_portable must be true or false (got 'sometimes')"},
+      {"accelerator_types: [{name: h200, gres: gpu}]\njob_classes:\n  - name: xpu\n    match: {job_name: 'xpu*'}\n"
+       "    speeds: {h200: 2}\n    gres_portable: true\n",
+       "rlsched.yaml:6: job_classes[0].gres_portable: true needs gres_equivalence"},
       {"preemption:\n  max_preemptions: -1\n", "rlsched.yaml:2: preemption.max_preemptions must be in [0, 1000]"},
       {"preemption:\n  window: 0\n", "rlsched.yaml:2: preemption.window must be > 0"},
       {"preemption:\n  min_run_time: later\n", "rlsched.yaml:2: preemption.min_run_time must be a duration"},
@@ -221,6 +229,28 @@ TEST_CASE("the shipped example config is valid", "[config]") {
   CHECK(c->classify("llama-70b", "nlp", "alice") == "llm-pretrain");
   CHECK(c->find_type("h200", "gpu")->speed_for("embedding") == 1.1);
   CHECK(c->warnings.empty());
+  // Plain GPU jobs never move to the NPUs; the one portable class may.
+  const placement::Options rules = placement_options(*c);
+  CHECK(rules.gres_portable_classes == std::vector<std::string>{"portable"});
+  CHECK_FALSE(placement::may_change_gres(rules, ""));
+  CHECK_FALSE(placement::may_change_gres(rules, "llm-pretrain"));
+  CHECK(placement::may_change_gres(rules, c->classify("xpu-bert", "nlp", "alice")));
+  CHECK(c->placement.slack == placement::Options::kDefaultSlack);
+}
+
+TEST_CASE("placement.slack and gres_portable are read", "[config]") {
+  auto c = parse_plugin_config(
+      "accelerator_types: [{name: h200, gres: gpu}, {name: 910b, gres: npu}]\ngres_equivalence: [[gpu, npu]]\n"
+      "job_classes:\n  - {name: xpu, match: {job_name: 'xpu*'}, speeds: {h200: 2, 910b: 1}, gres_portable: true}\n"
+      "  - {name: cuda, match: {job_name: 'cu*'}, speeds: {h200: 2, 910b: 1}}\nplacement:\n  slack: 1.5\n",
+      "rlsched.yaml");
+  REQUIRE(c.ok());
+  CHECK(c->placement.slack == 1.5);
+  REQUIRE(c->job_classes.size() == 2);
+  CHECK(c->job_classes[0].gres_portable);
+  CHECK_FALSE(c->job_classes[1].gres_portable);
+  CHECK(placement_options(*c).slack == 1.5);
+  CHECK(placement_options(*c).gres_portable_classes == std::vector<std::string>{"xpu"});
 }
 
 TEST_CASE("config and model files others could write are refused", "[config][trust]") {

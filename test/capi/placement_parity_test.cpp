@@ -5,7 +5,8 @@
 // the plugin at that moment: the partitions' accelerators (total, idle), the queue (pending jobs with their placed
 // type and partition, running jobs with their allocated type and end time) and the submitted job. It hands that to
 // rlsched_submit_map through the C ABI, with an rlsched.yaml that says what the simulator's cluster says (speeds,
-// job classes, placement partitions), and compares the partition and type chosen.
+// job classes, placement partitions, slack), and compares the set chosen: the partitions in order and, for a set of
+// one, the type (a set of two or more is written typeless, as Slurm 22.05 takes it: see docs/placement.md).
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ job_classes:
 placement:
   partitions: [fast, slow]
   record: none
+  slack: 1.2
 )";
 
 std::vector<Job> parity_workload() {
@@ -69,7 +71,8 @@ std::vector<Job> parity_workload() {
 
 struct JobState {
   bool pending = false, running = false;
-  int partition = -1, type = -1;
+  int partition = -1, type = -1;  // pending in a set of two or more: type -1 (asked typeless)
+  std::vector<int32_t> partitions;
   Seconds start = 0;
 };
 
@@ -92,7 +95,7 @@ TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placem
   int decisions = 0, agreed = 0;
   std::map<std::string, int> chosen;
   sim::SimConfig sim_config;
-  sim_config.placement = {sim::Placement::kPredictive, {"fast", "slow"}, 3600};
+  sim_config.placement = {sim::Placement::kPredictive, {"fast", "slow"}, 3600, 1.2};
   sim_config.observer = [&](const sim::ScheduleEvent& e) {
     JobState& s = state[e.job];
     switch (e.kind) {
@@ -127,8 +130,12 @@ TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placem
       j.nodes = 1;
       j.accelerators = jobs[k].accel.count;
       j.gres = "gpu";
-      j.gres_type = cluster.accelerator_types[q.type].name.c_str();
+      j.gres_type = q.type >= 0 ? cluster.accelerator_types[q.type].name.c_str() : nullptr;
       j.partition = q.partition;
+      if (q.pending && q.partitions.size() > 1) {
+        j.partitions = q.partitions.data();
+        j.n_partitions = static_cast<int32_t>(q.partitions.size());
+      }
       j.job_name = jobs[k].job_class.c_str();
       if (q.running) used[q.type] += jobs[k].accel.count;
       queue.push_back(j);
@@ -150,31 +157,38 @@ TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placem
     rlsched_submit_result r{};
     REQUIRE(rlsched_submit_map(engine, e.time, &c, queue.data(), queue.size(), &submit, &r) == RLSCHED_OK);
     ++decisions;
+    std::string sim_partitions;
+    for (int p : e.partitions) sim_partitions += (sim_partitions.empty() ? "" : ",") + cluster.partitions[p].name;
+    const bool set = e.partitions.size() > 1;
     const std::string sim_choice =
-        fmt::format("{}/{}", cluster.partitions[e.partition].name, cluster.accelerator_types[e.accelerator_type].name);
+        fmt::format("{}/{}", sim_partitions, set ? "" : cluster.accelerator_types[e.accelerator_type].name);
     const std::string plugin_choice =
         r.action == RLSCHED_SUBMIT_MODIFIED
-            ? fmt::format("{}/{}", r.partition ? r.partition : "?", r.gres_type ? r.gres_type : "?")
+            ? fmt::format("{}/{}", r.partition ? r.partition : "?", r.gres_type ? r.gres_type : "")
             : "unchanged";
     INFO("job " << job.id << " at " << e.time << ": " << (r.message ? r.message : ""));
     CHECK(plugin_choice == sim_choice);
     agreed += plugin_choice == sim_choice ? 1 : 0;
     ++chosen[sim_choice];
     rlsched_submit_result_free(&r);
-    // The job joins the queue where it was placed.
+    // The job joins the queue where it was placed: typeless when given a set.
     JobState& placed = state[e.job];
     placed.pending = true;
     placed.partition = e.partition;
-    placed.type = e.accelerator_type;
+    placed.type = set ? -1 : e.accelerator_type;
+    placed.partitions.assign(e.partitions.begin(), e.partitions.end());
   };
   auto run = sim::simulate(cluster, jobs, **fcfs, sim_config);
   rlsched_engine_destroy(engine);
   REQUIRE(run.ok());
   CHECK(decisions == static_cast<int>(jobs.size()));
   CHECK(agreed == decisions);
-  // The workload is busy enough that both types are chosen, for different reasons.
+  // The workload is busy enough that each type is chosen alone and both together, in either order (a set: the
+  // other type finishes within 1.2 x the best's predicted completion). Measured: 18, 9, 19 and 14 of the 60.
   CHECK(chosen["fast/v100"] >= 10);
-  CHECK(chosen["slow/k80"] >= 10);
+  CHECK(chosen["slow/k80"] >= 5);
+  CHECK(chosen["fast,slow/"] >= 5);
+  CHECK(chosen["slow,fast/"] >= 5);
 }
 
 }  // namespace

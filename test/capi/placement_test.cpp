@@ -34,6 +34,7 @@ Options speeds() {
   Options o;
   o.types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}, {"910b", "npu", 0.8, {}}};
   o.gres_equivalence = {{"gpu", "npu"}};
+  o.gres_portable_classes = {"portable"};
   return o;
 }
 
@@ -43,6 +44,11 @@ Request gpus(int count, std::vector<std::string> types = {}, Seconds limit = 360
   r.gres = "gpu";
   r.types = std::move(types);
   r.time_limit = limit;
+  return r;
+}
+
+Request portable(Request r) {
+  r.job_class = "portable";
   return r;
 }
 
@@ -89,17 +95,28 @@ TEST_CASE("placement picks the earliest predicted completion", "[placement]") {
        true,
        "a100",
        "a100"},
-      {"equivalent GRES: npu when every gpu is taken for days",
+      {"equivalent GRES, portable class: npu when every gpu is taken for days",
        {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}), part("npu", {pool("npu", "910b", 8, 8)})},
-       gpus(4),
+       portable(gpus(4)),
        speeds(),
        true,
        "npu",
        "910b"},
-      {"no equivalence declared: gpu stays gpu however long the wait",
+      {"equivalent GRES, plain request: gpu stays gpu however long the wait",
        {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}), part("npu", {pool("npu", "910b", 8, 8)})},
        gpus(4),
-       Options{speeds().types, {}, 3600},
+       speeds(),
+       true,
+       "h200",
+       "h200"},
+      {"no equivalence declared: a portable class stays on gpu too",
+       {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}), part("npu", {pool("npu", "910b", 8, 8)})},
+       portable(gpus(4)),
+       [] {
+         Options o = speeds();
+         o.gres_equivalence.clear();
+         return o;
+       }(),
        true,
        "h200",
        "h200"},
@@ -216,22 +233,59 @@ TEST_CASE("count scales: 4 H200 stand for 8 of a type with count_scale 2", "[pla
   // Every gpu taken for days: the typeless request moves to npu and asks for twice as many.
   const std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0 * 3)}),
                                              part("npu", {pool("npu", "910b", 16, 16)})};
-  Decision d = place(gpus(4), parts, o);
+  Decision d = place(portable(gpus(4)), parts, o);
   REQUIRE(d.placed);
   CHECK(d.type == "910b");
   CHECK(d.count == 8);
   // A typed h200 request re-mapped keeps the ratio: h200 has scale 1, so 3 h200 -> 6 910b.
-  Request typed = gpus(3);
+  Request typed = portable(gpus(3));
   typed.count_type = "h200";
   CHECK(place(typed, parts, o).count == 6);
   // Per-node counts scale too, and a pool too small for the scaled count is not feasible.
-  Request per_node = gpus(6, {"910b"});
+  Request per_node = portable(gpus(6, {"910b"}));
   per_node.per_node = 6;  // 12 per node on 910b, whose nodes hold 8
   d = place(per_node, parts, o);
   CHECK_FALSE(d.placed);
   REQUIRE(d.candidates.size() == 1);
   CHECK(d.candidates[0].why_not == "at most 8 npu:910b per node, job needs 12 per node");
   CHECK(scaled_count(o, 3, "npu", "910b", "gpu", "h200") == 2);  // 3 * 1 / 2 rounded up
+}
+
+TEST_CASE("the set: every per-type partition within the slack, in order of predicted completion", "[placement]") {
+  // 1 h of work for 4 accelerators, all idle: h200 (speed 2) done in 1,800 s, l40 (1.6) in 2,250 s, a100 (1) in
+  // 3,600 s, 910b (npu, 0.8) in 4,500 s.
+  Options o = speeds();
+  o.types.push_back({"l40", "gpu", 1.6, {}});
+  const std::vector<PartitionState> parts = {
+      part("a100", {pool("gpu", "a100", 16, 16)}), part("h200", {pool("gpu", "h200", 16, 16)}),
+      part("l40", {pool("gpu", "l40", 16, 16)}), part("npu", {pool("npu", "910b", 16, 16)}),
+      part("mixed", {pool("gpu", "l40", 8, 8), pool("gpu", "a100", 8, 8)})};
+  auto names = [](const Decision& d) {
+    std::string s;
+    for (const SetMember& m : d.set) s += (s.empty() ? "" : ",") + m.partition_name + "/" + m.type;
+    return s;
+  };
+  o.slack = 1.0;
+  CHECK(names(place(gpus(4), parts, o)) == "h200/h200");
+  o.slack = 1.3;  // 2,340 s: l40 in, a100 out; "mixed" could give a typeless job its a100s: never in a set
+  Decision d = place(gpus(4), parts, o);
+  CHECK(names(d) == "h200/h200,l40/l40");
+  CHECK(d.set[1].run == Approx(2250.0));
+  o.slack = 2.0;  // 3,600 s: a100 in (exactly at the bound)
+  CHECK(names(place(gpus(4), parts, o)) == "h200/h200,l40/l40,a100/a100");
+  o.slack = 3.0;  // the portable class could use npu, but not in one request with gpu: another GRES name
+  CHECK(names(place(portable(gpus(4)), parts, o)) == "h200/h200,l40/l40,a100/a100");
+  // A catch-all partition offering only the npu type is single-type for npu, but holds the same NPUs as "npu": a
+  // set of one, written typed.
+  Options portable_npu = speeds();
+  portable_npu.slack = 2.0;
+  const std::vector<PartitionState> npu_and_all = {
+      part("npu", {pool("npu", "910b", 8, 8)}),
+      part("all", {pool("gpu", "h200", 8, 0, 8, 8 * 86400.0), pool("npu", "910b", 8, 8)})};
+  CHECK(names(place(portable(gpus(4)), npu_and_all, portable_npu)) == "npu/910b");
+  // A member must need the same device count: with count_scale 2 on l40 the request would need 8 there.
+  o.types.back().count_scale = 2.0;
+  CHECK(names(place(gpus(4), parts, o)) == "h200/h200,a100/a100");
 }
 
 TEST_CASE("queue load: pending work drains at the type's speed, running work is what the limit leaves",
@@ -246,13 +300,31 @@ TEST_CASE("queue load: pending work drains at the type's speed, running work is 
   load.add_running("gpu", "h200", 2, 7200, 4000);  // past its time at speed 2: nothing left
   load.add_pending("npu", "", 4, 3600);        // no npu pool anywhere: ignored
   load.apply(parts);
-  // Partition h200: its only gpu pool takes the whole typeless job.
-  CHECK(parts[0].pools[0].pending_work == Approx(8 * 3600 / 2.0 + 4 * 3600 / 2.0));
+  // The typeless job is spread 16:48 over the h200 and a100 accelerators, and each partition shows that share: the
+  // h200 partition shows the same h200s as the catch-all one.
+  CHECK(parts[0].pools[0].pending_work == Approx(8 * 3600 / 2.0 + 0.25 * 4 * 3600 / 2.0));
   CHECK(parts[0].pools[0].running_work == Approx(6000.0));
-  // Partition all: the typeless job is spread 16:48 over h200 and a100.
   CHECK(parts[1].pools[0].pending_work == Approx(8 * 3600 / 2.0 + 0.25 * 4 * 3600 / 2.0));
   CHECK(parts[1].pools[1].pending_work == Approx(0.75 * 4 * 3600 / 1.0));
   CHECK(parts[1].pools[1].running_work == 0.0);
+}
+
+TEST_CASE("queue load: a job's partitions bound the types its work falls on", "[placement]") {
+  const Options o = speeds();
+  // Per-type partitions h200 (16) and a100 (48), and the catch-all over both.
+  std::vector<PartitionState> parts = {part("h200", {pool("gpu", "h200", 16, 16)}),
+                                       part("a100", {pool("gpu", "a100", 48, 48)}),
+                                       part("all", {pool("gpu", "h200", 16, 16), pool("gpu", "a100", 48, 48)})};
+  QueueLoad load(o);
+  load.add_pending("gpu", "", 4, 3600, "", {0});     // sbatch -p h200 --gres=gpu:4: all of it on the h200s
+  load.add_pending("gpu", "", 8, 3600, "", {0, 1});  // -p h200,a100: a quarter on the h200s, 3/4 on the a100s
+  load.apply(parts);
+  const double h200 = 4 * 3600 / 2.0 + 0.25 * 8 * 3600 / 2.0;  // 7,200 + 3,600
+  const double a100 = 0.75 * 8 * 3600 / 1.0;                   // 21,600
+  CHECK(parts[0].pools[0].pending_work == Approx(h200));
+  CHECK(parts[1].pools[0].pending_work == Approx(a100));
+  CHECK(parts[2].pools[0].pending_work == Approx(h200));
+  CHECK(parts[2].pools[1].pending_work == Approx(a100));
 }
 
 TEST_CASE("queue load keeps many distinct requests apart", "[placement]") {

@@ -189,38 +189,90 @@ TEST_CASE("submit decisions", "[submit]") {
   }
 }
 
-TEST_CASE("the GRES name changes only toward a declared equivalent", "[submit]") {
-  // Every gpu is busy with days of queued work: npu finishes first, if allowed.
+TEST_CASE("the GRES name changes only for a portable class, toward a declared equivalent", "[submit]") {
+  // Every gpu is busy with days of queued work: npu finishes first, if the job may go there.
   std::vector<placement::PartitionState> busy = cluster();
   busy[0].pools[0].idle = 0;
   busy[0].pools[0].pending_work = 16 * 86400.0 * 4;
   busy[1].pools[0].idle = 0;
   busy[1].pools[0].pending_work = 16 * 86400.0 * 4;
-  const SubmitDecision moved = decide_submit(hetero(), busy, job("gres:gpu:4"));
+  // A plain --gres=gpu:4 stays on gpu: CUDA code does not run on an NPU.
+  const SubmitDecision plain = decide_submit(hetero(), busy, job("gres:gpu:4"));
+  CHECK(plain.tres_per_node.rfind("gres:gpu:", 0) == 0);
+  CHECK(plain.gres == "gpu");
+
+  config::PluginConfig portable = hetero();
+  portable.job_classes = {config::JobClass{"torch-xpu", "xpu-*", "", "", true}};
+  rlsched_submit xpu = job("gres:gpu:4");
+  xpu.job_name = "xpu-train";
+  const SubmitDecision moved = decide_submit(portable, busy, xpu);
   CHECK(moved.tres_per_node == "gres:npu:910b:4");
   CHECK(moved.partition == "npu");
+  // The same config, a job of no class: stays.
+  CHECK(decide_submit(portable, busy, job("gres:gpu:4")).tres_per_node.rfind("gres:gpu:", 0) == 0);
 
-  config::PluginConfig strict = hetero();
+  config::PluginConfig strict = portable;
   strict.gres_equivalence.clear();
-  const SubmitDecision kept = decide_submit(strict, busy, job("gres:gpu:4"));
-  CHECK(kept.tres_per_node.rfind("gres:gpu:", 0) == 0);
+  CHECK(decide_submit(strict, busy, xpu).tres_per_node.rfind("gres:gpu:", 0) == 0);
 
-  rlsched_submit bound = job("gres:gpu:4");
+  rlsched_submit bound = xpu;
   bound.tres_freq = "gpu:medium";
-  CHECK(decide_submit(hetero(), busy, bound).tres_per_node.rfind("gres:gpu:", 0) == 0);
+  CHECK(decide_submit(portable, busy, bound).tres_per_node.rfind("gres:gpu:", 0) == 0);
+}
+
+TEST_CASE("a set: the partitions within the slack, typeless, best first", "[submit]") {
+  // h200 idle runs 1 h of work in 30 min; l40 (speed 1.6) in 37.5 min, within 1.3 x 30 min; a100 in 1 h is not.
+  config::PluginConfig c = hetero();
+  c.placement.slack = 1.3;
+  c.accelerator_types.push_back({"l40", "gpu", 1.6, {}});
+  std::vector<placement::PartitionState> parts = cluster();
+  parts.push_back(part("l40", {pool("gpu", "l40", 16, 16)}));
+  SubmitDecision d = decide_submit(c, parts, job("gres:gpu:4"));
+  CHECK(d.action == RLSCHED_SUBMIT_MODIFIED);
+  CHECK(d.partition == "h200,l40");
+  CHECK(d.tres_per_node == "gres:gpu:4");
+  CHECK(d.type.empty());
+  CHECK(d.partition_index == 0);
+  CHECK_THAT(d.message, Catch::Contains("gpu:4 -> gpu:4: gpu:h200 in partition h200"));
+  CHECK_THAT(d.message, Catch::Contains("may also start in l40 (done in ~38 min)"));
+  // slack 2: a100 (done in 1 h = 2 x 30 min) joins, last.
+  c.placement.slack = 2.0;
+  CHECK(decide_submit(c, parts, job("gres:gpu:4")).partition == "h200,l40,a100");
+  // slack 1: the point decision, pinned by type.
+  c.placement.slack = 1.0;
+  d = decide_submit(c, parts, job("gres:gpu:4"));
+  CHECK(d.partition == "h200");
+  CHECK(d.tres_per_node == "gres:gpu:h200:4");
+}
+
+TEST_CASE("a set needs per-type partitions: a mixed best partition pins the type", "[submit]") {
+  config::PluginConfig c = hetero();
+  c.placement.slack = 2.0;
+  // "both" offers h200 and a100: a typeless gpu:4 there could land on either, so the set stays the best alone.
+  const std::vector<placement::PartitionState> parts = {
+      part("both", {pool("gpu", "h200", 8, 8), pool("gpu", "a100", 8, 8)}),
+      part("a100", {pool("gpu", "a100", 16, 16)})};
+  const SubmitDecision d = decide_submit(c, parts, job("gres:gpu:4"));
+  CHECK(d.partition == "both");
+  CHECK(d.tres_per_node == "gres:gpu:h200:4");
 }
 
 TEST_CASE("the job's class picks its speeds; counts scale between types", "[submit]") {
   config::PluginConfig c = hetero();
+  c.placement.slack = 1.3;
   c.accelerator_types[2].count_scale = 2.0;  // 8 910b stand for 4 gpus
   c.accelerator_types[0].class_speed["embedding"] = 0.9;  // this class runs no faster on h200 (memory bound)
-  c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}};
-  // h200 has 20 min of queued work: the default job still finishes first there, the embedding job on the idle a100.
+  c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}, config::JobClass{"portable", "xpu-*", "", "", true}};
+  // h200 has 20 min of queued work: the default job still finishes first there (20 + 30 min), with the idle a100
+  // (60 min) within the slack (1.3 x 50 min); the embedding job finishes on the a100 (60 min) well before the h200
+  // (20 + 66.7 min).
   std::vector<placement::PartitionState> parts = cluster();
   parts[0].pools[0].pending_work = 16 * 1200.0;
   rlsched_submit plain = job("gres:gpu:4");
   plain.job_name = "bert";
-  CHECK(decide_submit(c, parts, plain).tres_per_node == "gres:gpu:h200:4");
+  const SubmitDecision both = decide_submit(c, parts, plain);
+  CHECK(both.tres_per_node == "gres:gpu:4");
+  CHECK(both.partition == "h200,a100");
   rlsched_submit emb = job("gres:gpu:4");
   emb.job_name = "emb-large";
   const SubmitDecision d = decide_submit(c, parts, emb);
@@ -231,10 +283,14 @@ TEST_CASE("the job's class picks its speeds; counts scale between types", "[subm
   // Every gpu busy for days: the request moves to npu with twice the count, per node and per job alike.
   parts[0].pools[0].idle = parts[1].pools[0].idle = 0;
   parts[0].pools[0].pending_work = parts[1].pools[0].pending_work = 16 * 86400.0 * 4;
-  const SubmitDecision npu = decide_submit(c, parts, job("gres:gpu:4"));
+  rlsched_submit portable = job("gres:gpu:4");
+  portable.job_name = "xpu-1";
+  const SubmitDecision npu = decide_submit(c, parts, portable);
   CHECK(npu.tres_per_node == "gres:npu:910b:8");
   CHECK(npu.accelerators == 8);
-  CHECK(decide_submit(c, parts, job(nullptr, "gres:gpu:3")).tres_per_job == "gres:npu:910b:6");
+  rlsched_submit per_job = job(nullptr, "gres:gpu:3");
+  per_job.job_name = "xpu-2";
+  CHECK(decide_submit(c, parts, per_job).tres_per_job == "gres:npu:910b:6");
 }
 
 }  // namespace

@@ -134,12 +134,35 @@ def test_typeless_gpu_job_goes_to_a100_while_h200_is_busy(lab: Lab) -> None:
 
 
 def test_job_class_speeds_decide_the_type(lab: Lab) -> None:
-    """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide."""
+    """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide. The
+    h200 (10 / 0.9 = 11.1 min) is beyond the default slack (1.1 x 10 min on the a100): the a100 alone."""
     job = lab.sbatch("-J", "membound-embed", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
     info = lab.job(job)
     assert info["TresPerNode"] == lab.tres("gpu:a100:2"), info
     assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:a100:2 (class membound):"), info
     assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
+
+
+def test_plain_gpu_job_never_lands_on_an_npu(lab: Lab) -> None:
+    """gres_equivalence [[gpu, npu]] with the GPUs taken: a plain job keeps gpu, a job of a gres_portable class may
+    go to the idle NPUs (rlsched.yaml: job_classes[].gres_portable)."""
+    portable = {"name": "portable", "match": {"job_name": "xpu-*"}, "speeds": {"h200": 2.0, "a100": 1.0, "910b": 0.8},
+                "gres_portable": True}
+    ph.write_config(lab, gres_equivalence=[["gpu", "npu"]], job_classes=rlsched_plugins.LAB_JOB_CLASSES + [portable])
+    jobs = [ph.occupy(lab, "h200", "gpu:h200:4", minutes=600), ph.occupy(lab, "a100", "gpu:a100:4", minutes=600)]
+    try:
+        time.sleep(3)  # the config is re-read at most once a second; the cached queue lives 2 s
+        jobs.append(lab.sbatch("-J", "cuda-train", "--gres=gpu:2", "-t", "10", wrap="sleep 2"))
+        plain = lab.job(jobs[-1])
+        assert plain["TresPerNode"].startswith(lab.tres("gpu:")), plain
+        assert "npu" not in plain["Partition"], plain
+        jobs.append(lab.sbatch("-J", "xpu-train", "--gres=gpu:2", "-t", "10", wrap="sleep 2"))
+        moved = lab.job(jobs[-1])
+        assert moved["TresPerNode"] == lab.tres("npu:910b:2"), moved
+        assert moved["Partition"] == "npu", moved
+    finally:
+        cancel(lab, *jobs)  # the site factor tests count this lab's pending jobs
+        ph.write_config(lab)
 
 
 def test_impossible_request_is_refused_by_sbatch_with_the_plugins_message(lab: Lab) -> None:

@@ -506,9 +506,13 @@ static const char *submit_config =
 	"  - {name: a100, gres: gpu, speed: 1.0}\n"
 	"  - {name: 910b, gres: npu, speed: 0.8}\n"
 	"gres_equivalence: [[gpu, npu]]\n"
+	"job_classes:\n"
+	"  - {name: portable, match: {job_name: 'xpu-*'}, gres_portable: true,\n"
+	"     speeds: {h200: 2.0, a100: 1.0, 910b: 0.8}}\n"
 	"placement:\n"
 	"  partitions: [h200, a100, npu]\n"
-	"  record: admin_comment\n";
+	"  record: admin_comment\n"
+	"  slack: 1.3\n";
 
 static job_desc_msg_t *_desc(const char *partition, const char *per_node,
 			     const char *per_job, uint32_t minutes)
@@ -617,15 +621,30 @@ static int _job_submit_mapping(void)
 		stub_add_job(600 + i, JOB_PENDING, parts[1], now, 600, 8,
 			     "gpu", "a100", 8);
 	}
+	/* ... for a job of the portable class only */
 	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
+	free(d->name);
+	d->name = strdup("xpu-train");
 	rc = _submit(&p, d, &err);
 	CHECK(!strcmp(d->tres_per_node, RLSCHED_TRES_GRES "npu:910b:4"), "cross-GRES: %s",
 	      d->tres_per_node);
 	CHECK(!strcmp(d->partition, "npu"), "partition %s", d->partition);
 	_free_desc(d);
 
-	/* ... but not when the job names the GRES elsewhere */
+	/* A plain gpu job (CUDA code) never lands on an NPU, however long
+	 * the GPU queues */
 	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
+	rc = _submit(&p, d, &err);
+	CHECK(rc == SLURM_SUCCESS && d->tres_per_node &&
+	      !strncmp(d->tres_per_node, RLSCHED_TRES_GRES "gpu:", strlen(RLSCHED_TRES_GRES "gpu:")) &&
+	      d->partition && !strstr(d->partition, "npu"),
+	      "plain gpu job moved: %s in %s", d->tres_per_node, d->partition);
+	_free_desc(d);
+
+	/* ... nor for a portable job that names the GRES elsewhere */
+	d = _desc(NULL, RLSCHED_TRES_GRES "gpu:4", NULL, 60);
+	free(d->name);
+	d->name = strdup("xpu-train");
 	d->cpus_per_tres = strdup(RLSCHED_TRES_GRES "gpu:8");
 	rc = _submit(&p, d, &err);
 	CHECK(strstr(d->tres_per_node, RLSCHED_TRES_GRES "gpu:"), "kept gpu: %s",
@@ -644,15 +663,19 @@ static int _job_submit_mapping(void)
 
 /* A burst of submits shares one queue snapshot, and each mapped job joins
  * the queue, which drains at the speed of its type: four 1 h 8-GPU jobs go
- * h200 (done in 30 min), h200 (45 min), h200 (60 min: a tie with a100,
- * the faster type wins), then a100 (60 min against 75 on h200). */
+ * h200 (done in 30 min; a100's 60 min is beyond the slack, 1.3 x 30),
+ * h200 (45 min; 60 > 1.3 x 45), the set h200,a100 (60 min on both: a tie,
+ * the faster type first; written typeless), then the set a100,h200 (60 min
+ * against 75 on h200, within 1.3 x 60: the set job before it weighs on h200,
+ * the one partition the cached queue knows for it). */
 static int _job_submit_burst(void)
 {
 	plugin_t p;
 	job_desc_msg_t *d[4];
 	char *err = NULL;
 	const char *want[4] = { RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:h200:8",
-				RLSCHED_TRES_GRES "gpu:h200:8", RLSCHED_TRES_GRES "gpu:a100:8" };
+				RLSCHED_TRES_GRES "gpu:8", RLSCHED_TRES_GRES "gpu:8" };
+	const char *want_part[4] = { "h200", "h200", "h200,a100", "a100,h200" };
 
 	_cluster();
 	_config(submit_config, 0644);
@@ -664,6 +687,9 @@ static int _job_submit_burst(void)
 		CHECK(_submit(&p, d[i], &err) == SLURM_SUCCESS, "submit %d", i);
 		CHECK(!strcmp(d[i]->tres_per_node, want[i]), "job %d: %s, want %s",
 		      i, d[i]->tres_per_node, want[i]);
+		CHECK(d[i]->partition && !strcmp(d[i]->partition, want_part[i]),
+		      "job %d: partition %s, want %s", i, d[i]->partition,
+		      want_part[i]);
 		_free_desc(d[i]);
 	}
 	CHECK(stub_log_count("over 0 queued jobs") == 1 &&

@@ -105,6 +105,34 @@ TEST_CASE("predictive placement weighs the wait on the fast type against the slo
   CHECK(run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600}).placed.count(1) == 0);
 }
 
+TEST_CASE("predictive placement moves only portable classes to another GRES name, at the same count",
+          "[sim][placement]") {
+  // gpu_cluster() plus npu-1 (4 x 910b, GRES npu, speed 0.8) in partition "npu". Both GPU nodes are held for days
+  // by typed jobs; then a plain gpu:4 job and a gpu:4 job of the portable class "xpu" arrive. The NPUs finish the
+  // xpu job in 1,000 / 0.8 s; the GPUs only after the blockers.
+  Cluster c = gpu_cluster();
+  c.accelerator_types.push_back(AcceleratorType{"910b", "npu", 0.8, {}});
+  c.nodes.push_back(Node{"npu-1", 8, 0, {GresCount{"npu", "910b", 4}}});
+  c.partitions.push_back(Partition{"npu", {2}, 1, 1, 0, false});
+  std::vector<Job> jobs = {gpu_job(1, 0, 200000, 4, {"h200"}), gpu_job(2, 0, 200000, 4, {"a100"}),
+                           gpu_job(3, 10, 1000, 4), gpu_job(4, 20, 1000, 4)};
+  jobs[3].job_class = "xpu";
+  PlacementSettings settings{Placement::kPredictive, {"h200", "a100", "npu"}, 3600, 1.1, {{"gpu", "npu"}}, {"xpu"}};
+  const Run r = run(c, jobs, settings);
+  CHECK(type_of(c, r, 2) != "910b");            // a plain gpu job waits for a GPU
+  CHECK(r.result.outcomes[2].start >= 100000);  // the h200 blocker ends first: 200,000 s at speed 2
+  CHECK(type_of(c, r, 3) == "910b");
+  CHECK(r.result.outcomes[3].wait() == 0);
+  CHECK(r.result.outcomes[3].run() == 1250);
+  // Without the class in gres_portable_classes, the same job stays on gpu.
+  settings.gres_portable_classes.clear();
+  CHECK(type_of(c, run(c, jobs, settings), 3) != "910b");
+  // With count_scale 2 on the 910b the move would need 8 NPUs; the simulator runs trace counts, so it keeps gpu.
+  settings.gres_portable_classes = {"xpu"};
+  c.accelerator_types[2].count_scale = 2.0;
+  CHECK(type_of(c, run(c, jobs, settings), 3) != "910b");
+}
+
 TEST_CASE("scale_to_load stretches arrivals to the offered accelerator load", "[sim][placement]") {
   const Cluster c = gpu_cluster();  // 8 accelerators
   std::vector<Job> jobs = {gpu_job(1, 100, 3600, 4), gpu_job(2, 200, 3600, 4), gpu_job(3, 1100, 3600, 8)};

@@ -208,6 +208,10 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   if (options.end_pass_delay >= 0) evaluation.sim.end_pass_delay = options.end_pass_delay;
   evaluation.sim.placement.mode = options.parsed_placements().front();
   evaluation.sim.placement.partitions = options.parsed_placement_partitions();
+  const placement::Options rules = config::placement_options(inputs.plugin_config);
+  evaluation.sim.placement.slack = options.placement_slack > 0 ? options.placement_slack : rules.slack;
+  evaluation.sim.placement.gres_equivalence = rules.gres_equivalence;
+  evaluation.sim.placement.gres_portable_classes = rules.gres_portable_classes;
   evaluation.sim.requeue_delay = options.requeue_delay;
   evaluation.sim.preemption.mode = options.parsed_preemptions().front();
   evaluation.sim.preemption.restart_overhead = options.restart_overhead;

@@ -52,7 +52,11 @@ json result_json(const sim::PolicyResult& r) {
   json per_type = json::array();
   for (const sim::AcceleratorTypeMetrics& t : m.per_type)
     per_type.push_back({{"name", t.name}, {"jobs", t.jobs}, {"avg_wait", t.avg_wait}, {"utilization", t.utilization},
-                        {"utilization_arriving", t.utilization_arriving}});
+                        {"utilization_arriving", t.utilization_arriving},
+                        {"predicted", t.predicted},
+                        {"wait_error_bias", t.wait_error_bias},
+                        {"wait_error_mean_abs", t.wait_error_mean_abs},
+                        {"wait_error_median_abs", t.wait_error_median_abs}});
   j["per_type"] = std::move(per_type);
   json per_qos = json::array();
   for (const sim::QosMetrics& q : m.per_qos)

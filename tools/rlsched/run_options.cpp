@@ -201,6 +201,12 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "Partitions a placed job that names none may go to (rlsched.yaml placement.partitions); "
                  "default: those it is eligible for")
       ->type_name("LIST");
+  CLI::Option* placement_slack =
+      app.add_option("--placement-slack", options.placement_slack,
+                     "Predictive placement keeps every partition whose predicted completion is within this factor of "
+                     "the best (rlsched.yaml placement.slack; 1: the best only); default: the config's")
+          ->type_name("FACTOR")
+          ->check(CLI::Range(1.0, 10.0));
   app.add_option("--any-of", options.any_of,
                  "With a Gavel trace folder: Alibaba pod CSV whose gpu_spec sets restrict the jobs' types "
                  "(docs/placement.md)")
@@ -261,8 +267,9 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, main_pass_delay, end_pass_delay, placement, placement_partitions, preemption, urgent,
-                                     checkpoint, checkpointable, restart_overhead, requeue_delay});
+  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, main_pass_delay, end_pass_delay, placement,
+                                     placement_partitions, placement_slack, preemption, urgent, checkpoint,
+                                     checkpointable, restart_overhead, requeue_delay});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 

@@ -32,6 +32,7 @@ struct RunOptions {
   std::string json;  ///< empty: no JSON; "-": stdout
   std::string placement = "fastest-free";  ///< how multi-type jobs get a type; evaluate takes a comma list
   std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go
+  double placement_slack = 0;              ///< --placement-slack; 0: the config's placement.slack
   std::string any_of;                      ///< Alibaba pod CSV giving a Gavel workload's type constraints
   double load = 0;                         ///< offered load to scale arrivals to; 0: the trace's own arrivals
   std::string preemption = "none";         ///< none|requeue|checkpoint; evaluate takes a comma list

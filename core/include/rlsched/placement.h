@@ -10,9 +10,20 @@
 // ahead of this one: the new job's priority is not known yet), shortage = max(0, count - idle) the accelerators
 // that must first be freed, mean_remaining = running_work / busy the mean time left of the running jobs there, and
 // total the pool's accelerators. QueueLoad computes both work figures from a job list, at each job's class speed
-// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest completion
-// wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition), then
-// to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by design.
+// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest
+// completion wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition),
+// then to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by
+// design.
+//
+// The set. Slurm binds late: a job allowed several partitions starts in whichever can start it first. So the
+// decision is a set, not a point: every pool whose predicted completion is within `slack` times the best one's
+// (Options::slack), in order of predicted completion, as long as Slurm 22.05 can be told exactly that set with one
+// request: a partition list and a typeless GRES. That holds when each member's partition offers the request's GRES
+// in one type only (a per-type partition: a typeless request there can only get that type), all members share the
+// GRES name and the device count, and each partition and each type appears once (two partitions offering the same
+// type are taken for the same accelerators: the snapshot has no node lists). A best pool in a mixed partition
+// ("all") gives a set of one, pinned by type as before. docs/placement.md has the mechanism and the study that chose
+// the slack.
 //
 // Counts. A request for `count` accelerators of `count_type` ("" for a typeless or any-of request: reference
 // accelerators) needs ceil(count * count_scale(pool type) / count_scale(count_type)) devices of a pool's type: an
@@ -64,8 +75,27 @@ struct Options {
   std::vector<AcceleratorType> types;  ///< speeds and count scales; a type not listed has speed 1 and scale 1
   /// Groups of GRES names that may replace each other ({{"gpu", "npu"}}); a request may move within its group.
   std::vector<std::vector<std::string>> gres_equivalence;
+  /// Job classes whose software runs on every GRES name of its gres_equivalence group (rlsched.yaml
+  /// job_classes[].gres_portable). A job of any other class, or of none, keeps its GRES name: CUDA code does not
+  /// run on an NPU, so moving vendors is the job's choice, never a guess.
+  std::vector<std::string> gres_portable_classes;
   /// Run time assumed when neither the job nor the partition gives a time limit.
   Seconds default_time_limit = 3600;
+  /// A pool joins the decision's set when its predicted completion is at most `slack` times the best one's; 1: the
+  /// best pool only.
+  double slack = kDefaultSlack;
+  /// The default of rlsched.yaml placement.slack and of the simulator (chosen by bench/placement_study; see
+  /// docs/placement.md for the workloads it was tuned on).
+  static constexpr double kDefaultSlack = 1.1;
+};
+
+/// A member of a decision's set: a partition and the one pool of the request's GRES in it.
+struct SetMember {
+  int partition = -1;  ///< index into the snapshot
+  int pool = -1;       ///< index into its pools
+  std::string partition_name;
+  std::string type;
+  double wait = 0, run = 0;  ///< predicted, seconds
 };
 
 /// One pool considered, for logs (DebugFlags=Priority) and tests.
@@ -95,20 +125,27 @@ struct Decision {
   /// partition h200".
   std::string reason;
   std::vector<Candidate> candidates;
+  /// placed: where Slurm may start the job, best first (set.front() is partition/pool above). Two or more members:
+  /// write the partitions as a list and the GRES without a type (gres:count); one: pin partition and type.
+  std::vector<SetMember> set;
 };
 
 /// Accelerator work of the jobs already queued and running, summed by what they asked for (a handful of distinct
-/// requests even in a queue of 10,000), then spread over the pools that may serve each request in proportion to
-/// their size, in every partition that has them (partitions overlap: a catch-all partition holds the nodes of the
-/// per-type ones). Work is converted to seconds on each pool's type at the speed of the job's class there (the
-/// type's default speed for a job without one).
+/// requests even in a queue of 10,000). Each request's work is spread over the accelerator types it may run on in
+/// its partitions (all partitions when it names none), in proportion to how many of each type there are, and added
+/// to every pool of those types in every partition (partitions overlap: a catch-all partition shows the same
+/// accelerators as the per-type ones, so each view carries the same work, not a share of it). A typeless job given
+/// a set of per-type partitions thus weighs on each type by its share, not whole on each. Work is converted to
+/// seconds on each pool's type at the speed of the job's class there (the type's default speed for a job without
+/// one).
 class QueueLoad {
  public:
   explicit QueueLoad(const Options& options) : options_(options) {}
   /// A pending job asking `count` accelerators of `gres`, `types` an any-of set "h200|a100" ("" = any type), with
-  /// time limit `limit` (read as its run time at speed 1) and speed-table class `job_class` ("" = none).
+  /// time limit `limit` (read as its run time at speed 1), speed-table class `job_class` ("" = none), allowed in
+  /// `partitions` (indices into the snapshot apply() gets; empty = any).
   void add_pending(std::string_view gres, std::string_view types, int count, double limit,
-                   std::string_view job_class = {});
+                   std::string_view job_class = {}, const std::vector<int>& partitions = {});
   /// A running job on `types` (normally its one allocated type), `elapsed` seconds into its time limit `limit`.
   void add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed,
                    std::string_view job_class = {});
@@ -121,10 +158,12 @@ class QueueLoad {
   };
   struct Work {
     std::string gres, types, job_class;
+    std::vector<int> partitions;
     double pending = 0;            // sum of count * limit
     std::vector<Running> running;  // time left depends on each pool's speed: kept per job
   };
-  Work& slot(std::string_view gres, std::string_view types, std::string_view job_class);
+  Work& slot(std::string_view gres, std::string_view types, std::string_view job_class,
+             const std::vector<int>& partitions);
   static constexpr std::size_t kScanLimit = 16;
   const Options& options_;
   std::vector<Work> work_;
@@ -132,6 +171,9 @@ class QueueLoad {
   std::string key_;
   std::map<std::string, std::size_t, std::less<>> index_;  // built once work_ outgrows kScanLimit
 };
+
+/// Whether a job of `job_class` may be moved to another GRES name of its equivalence group.
+bool may_change_gres(const Options& options, std::string_view job_class);
 
 /// Whether `type` is in the any-of set `types` ("h200|a100"; "" allows any type). No allocation.
 bool type_allowed(std::string_view types, std::string_view type);

@@ -13,6 +13,7 @@
 
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
+#include "rlsched/placement.h"
 #include "rlsched/preemption.h"
 #include "rlsched/status.h"
 
@@ -38,6 +39,9 @@ struct PlacementConfig {
   RecordField record = RecordField::kAdminComment;
   /// Run time assumed for a job that gives no time limit when its partition has none either.
   Seconds default_time_limit = 3600;
+  /// Every partition whose predicted completion is within slack x the best's stays in the job's request, so Slurm
+  /// binds late among them (placement::Options::slack).
+  double slack = placement::Options::kDefaultSlack;
 };
 
 /// A class of jobs with its own accelerator speeds (job_classes in rlsched.yaml). A job belongs to the first class
@@ -46,6 +50,9 @@ struct PlacementConfig {
 struct JobClass {
   std::string name;
   std::string job_name, account, user;  ///< fnmatch(3) patterns; empty = any
+  /// The class's software runs under every GRES name of its gres_equivalence group (a framework built for CUDA and
+  /// CANN): only then may job_submit/rlsched move its jobs from gpu to npu. Default false.
+  bool gres_portable = false;
 };
 
 struct PluginConfig {
@@ -86,6 +93,10 @@ struct PluginConfig {
   /// \return the name of the first job class matching the job, or "" (the types' default speeds apply).
   std::string classify(std::string_view job_name, std::string_view account, std::string_view user) const;
 };
+
+/// The placement rules a config gives (job_submit/rlsched's and the simulator's): type speeds and count scales,
+/// GRES equivalence and the classes that may use it, default time limit, slack.
+placement::Options placement_options(const PluginConfig& config);
 
 /// Parses the YAML text of a plugin config; `name` prefixes error messages ("rlsched.yaml").
 Result<PluginConfig> parse_plugin_config(std::string_view text, const std::string& name);

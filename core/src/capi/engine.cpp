@@ -167,15 +167,24 @@ std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster
   // work too (QueueLoad spreads a job's work over every partition holding its type): a pessimistic wait estimate,
   // never an optimistic one.
   placement::QueueLoad load(options);
+  std::vector<int> job_partitions;  // reused: one allocation for the whole queue
   for (std::size_t i = 0; i < n_queue; ++i) {
     const rlsched_job& j = queue[i];
     if (j.accelerators <= 0 || !j.gres || j.partition < 0 || j.partition >= cluster.n_partitions) continue;
     const Seconds limit_s = limit_of(j, cluster, options.default_time_limit);
     const double limit = double(limit_s);
     const std::string& job_class = classes.classify(config, view(j.job_name), view(j.account), j.user_id);
-    if (j.state == RLSCHED_JOB_PENDING)
-      load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit, job_class);
-    else if (j.state == RLSCHED_JOB_RUNNING)
+    if (j.state == RLSCHED_JOB_PENDING) {
+      // Where it may start (sbatch -p a,b: every partition of its list), for its share of each type's work.
+      job_partitions.clear();
+      if (j.partitions && j.n_partitions > 0) {
+        for (int32_t k = 0; k < j.n_partitions; ++k)
+          if (j.partitions[k] >= 0 && j.partitions[k] < cluster.n_partitions) job_partitions.push_back(j.partitions[k]);
+      } else {
+        job_partitions.push_back(j.partition);
+      }
+      load.add_pending(view(j.gres), view(j.gres_type), j.accelerators, limit, job_class, job_partitions);
+    } else if (j.state == RLSCHED_JOB_RUNNING)
       // Slurm's end_time is start + time limit: the elapsed time is what the limit has used up.
       load.add_running(view(j.gres), view(j.gres_type), j.accelerators, limit,
                        double(now - (j.end_time - limit_s)), job_class);

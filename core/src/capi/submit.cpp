@@ -28,14 +28,6 @@ std::string request_text(const TresEntry& e) {
 
 }  // namespace
 
-placement::Options placement_options(const config::PluginConfig& config) {
-  placement::Options o;
-  o.types = config.accelerator_types;
-  o.gres_equivalence = config.gres_equivalence;
-  o.default_time_limit = config.placement.default_time_limit;
-  return o;
-}
-
 SubmitDecision decide_submit(const config::PluginConfig& config,
                              const std::vector<placement::PartitionState>& partitions, const rlsched_submit& job) {
   SubmitDecision d;
@@ -130,7 +122,11 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   asked.count = placement::scaled_count(o, static_cast<int>(std::min<std::int64_t>(asked.count, 1 << 30)), r.gres,
                                        r.count_type, p.gres, p.type);
   asked.name = p.gres;
-  asked.type = p.type;
+  // A set of two or more: Slurm binds late among the listed partitions, each of which offers this GRES in one type
+  // only (placement.h), so the request drops its type and names the partitions, best first.
+  std::string partition_list;
+  for (const placement::SetMember& m : p.set) partition_list += (partition_list.empty() ? "" : ",") + m.partition_name;
+  asked.type = p.set.size() > 1 ? std::string() : p.type;
   const std::string placed = request_text(asked);
   const std::string text = join_entries(fields[field].entries);
   switch (field) {
@@ -149,14 +145,14 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
     default:
       break;
   }
-  d.set_partition = view(job.partition) != p.partition_name;
-  d.partition = p.partition_name;
+  d.set_partition = view(job.partition) != partition_list;
+  d.partition = partition_list;
   d.action = RLSCHED_SUBMIT_MODIFIED;
   d.partition_index = p.partition;
   d.accelerators = p.count;
   d.job_class = r.job_class;
   d.gres = p.gres;
-  d.type = p.type;
+  d.type = p.set.size() > 1 ? std::string() : p.type;
   d.wait = p.wait;
   d.run = p.run;
   d.message = fmt::format("rlsched: {} -> {}{}: {}", original, placed,

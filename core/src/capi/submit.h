@@ -26,9 +26,6 @@ struct SubmitDecision {
   std::string job_class;  ///< the job's class in config job_classes; "" for none
 };
 
-/// The placement options a config gives: type speeds and count scales, GRES equivalence, default time limit.
-placement::Options placement_options(const config::PluginConfig& config);
-
 SubmitDecision decide_submit(const config::PluginConfig& config,
                              const std::vector<placement::PartitionState>& partitions, const rlsched_submit& job);
 

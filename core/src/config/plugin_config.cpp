@@ -54,6 +54,17 @@ std::string PluginConfig::classify(std::string_view job_name, std::string_view a
   return {};
 }
 
+placement::Options placement_options(const PluginConfig& config) {
+  placement::Options o;
+  o.types = config.accelerator_types;
+  o.gres_equivalence = config.gres_equivalence;
+  for (const JobClass& c : config.job_classes)
+    if (c.gres_portable) o.gres_portable_classes.push_back(c.name);
+  o.default_time_limit = config.placement.default_time_limit;
+  o.slack = config.placement.slack;
+  return o;
+}
+
 namespace {
 
 const Keys kTopKeys = {"mode",
@@ -69,11 +80,11 @@ const Keys kTopKeys = {"mode",
                        "placement",
                        "preemption"};
 const Keys kTypeKeys = {"name", "gres", "speed", "count_scale"};
-const Keys kClassKeys = {"name", "match", "speeds"};
+const Keys kClassKeys = {"name", "match", "speeds", "gres_portable"};
 const Keys kMatchKeys = {"job_name", "account", "user"};
 const Keys kPreemptionKeys = {"min_run_time", "max_preemptions", "window", "preemptable_qos", "grace_margin"};
-const Keys kPlacementKeys = {"enabled",           "map_typeless", "map_any_of", "retype_typed",
-                             "reject_impossible", "partitions",   "record",     "default_time_limit"};
+const Keys kPlacementKeys = {"enabled",    "map_typeless", "map_any_of",         "retype_typed", "reject_impossible",
+                             "partitions", "record",       "default_time_limit", "slack"};
 
 class Parser : public YamlChecks {
  public:
@@ -209,6 +220,13 @@ class Parser : public YamlChecks {
         if (!given.count(t.name))
           c.warnings.push_back(fmt::format("{}:{}: job class '{}' gives no speed for {}: the type's speed {} is used",
                                            name_, speeds.Mark().line + 1, jc.name, t.name, t.speed));
+      if (const YAML::Node n = entry["gres_portable"]) {
+        jc.gres_portable = boolean(n, where + ".gres_portable");
+        if (jc.gres_portable && c.gres_equivalence.empty())
+          fail(n, fmt::format("{}.gres_portable: true needs gres_equivalence (the GRES names the class may move "
+                              "between, e.g. [[gpu, npu]]) above job_classes",
+                              where));
+      }
       c.job_classes.push_back(std::move(jc));
     }
   }
@@ -262,6 +280,13 @@ class Parser : public YamlChecks {
     if (const YAML::Node n = map["default_time_limit"]) {
       p.default_time_limit = duration(n, "placement.default_time_limit");
       if (p.default_time_limit <= 0) fail(n, "placement.default_time_limit must be > 0");
+    }
+    if (const YAML::Node n = map["slack"]) {
+      p.slack = number(n, "placement.slack");
+      if (!(p.slack >= 1) || p.slack > 10)
+        fail(n, fmt::format("placement.slack must be >= 1 and <= 10 (got {}): 1 keeps only the type of the best "
+                            "predicted completion, 1.3 also those finishing at most 30% later",
+                            n.Scalar()));
     }
   }
 

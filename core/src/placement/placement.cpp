@@ -36,6 +36,18 @@ bool serves(const AcceleratorPool& pool, std::string_view gres, std::string_view
   return pool.gres == gres && type_allowed(types, pool.type);
 }
 
+/// The one type `part` offers GRES `gres` in, or nullptr when it offers several (a typeless request there could
+/// land on any of them) or none.
+const std::string* single_type(const PartitionState& part, const std::string& gres) {
+  const std::string* type = nullptr;
+  for (const AcceleratorPool& pool : part.pools) {
+    if (pool.gres != gres || pool.total <= 0) continue;
+    if (type && *type != pool.type) return nullptr;
+    type = &pool.type;
+  }
+  return type;
+}
+
 std::string pool_name(const AcceleratorPool& p) {
   return p.type.empty() ? p.gres : p.gres + ":" + p.type;
 }
@@ -47,6 +59,11 @@ std::string wanted(const Request& r) {
 }
 
 }  // namespace
+
+bool may_change_gres(const Options& options, std::string_view job_class) {
+  return !job_class.empty() && std::find(options.gres_portable_classes.begin(), options.gres_portable_classes.end(),
+                                         job_class) != options.gres_portable_classes.end();
+}
 
 bool type_allowed(std::string_view types, std::string_view type) {
   return text::type_set_allows(types, type);
@@ -64,58 +81,99 @@ int scaled_count(const Options& o, int count, std::string_view gres_from, std::s
   return n >= 1 << 30 ? 1 << 30 : std::max(static_cast<int>(n), count > 0 ? 1 : 0);
 }
 
-QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types, std::string_view job_class) {
+namespace {
+
+void append_key(std::string& key, std::string_view gres, std::string_view types, std::string_view job_class,
+                const std::vector<int>& partitions) {
+  key.assign(gres);
+  key += '\x1f';
+  key.append(types);
+  key += '\x1f';
+  key.append(job_class);
+  for (int p : partitions) {
+    key += '\x1f';
+    key += std::to_string(p);
+  }
+}
+
+}  // namespace
+
+QueueLoad::Work& QueueLoad::slot(std::string_view gres, std::string_view types, std::string_view job_class,
+                                 const std::vector<int>& partitions) {
   // A queue holds a handful of distinct requests: the last one hit, then a scan, and a map only beyond that.
-  auto same = [&](const Work& w) { return w.gres == gres && w.types == types && w.job_class == job_class; };
+  auto same = [&](const Work& w) {
+    return w.gres == gres && w.types == types && w.job_class == job_class && w.partitions == partitions;
+  };
   if (last_ < work_.size() && same(work_[last_])) return work_[last_];
   if (work_.size() <= kScanLimit) {
     for (std::size_t i = 0; i < work_.size(); ++i)
       if (same(work_[i])) return work_[last_ = i];
   } else {
-    key_.assign(gres);
-    key_ += '\x1f';
-    key_.append(types);
-    key_ += '\x1f';
-    key_.append(job_class);
+    append_key(key_, gres, types, job_class, partitions);
     if (const auto it = index_.find(key_); it != index_.end()) return work_[last_ = it->second];
   }
   last_ = work_.size();
-  work_.push_back(Work{std::string(gres), std::string(types), std::string(job_class), 0, {}});
+  work_.push_back(Work{std::string(gres), std::string(types), std::string(job_class), partitions, 0, {}});
   if (work_.size() > kScanLimit) {  // (re)build the index once the scan gets long
-    for (std::size_t i = index_.size(); i < work_.size(); ++i)
-      index_.emplace(work_[i].gres + '\x1f' + work_[i].types + '\x1f' + work_[i].job_class, i);
+    for (std::size_t i = index_.size(); i < work_.size(); ++i) {
+      append_key(key_, work_[i].gres, work_[i].types, work_[i].job_class, work_[i].partitions);
+      index_.emplace(key_, i);
+    }
   }
   return work_.back();
 }
 
 void QueueLoad::add_pending(std::string_view gres, std::string_view types, int count, double limit,
-                            std::string_view job_class) {
+                            std::string_view job_class, const std::vector<int>& partitions) {
   if (count <= 0 || !(limit > 0)) return;
-  slot(gres, types, job_class).pending += count * limit;
+  slot(gres, types, job_class, partitions).pending += count * limit;
 }
 
 void QueueLoad::add_running(std::string_view gres, std::string_view types, int count, double limit, double elapsed,
                             std::string_view job_class) {
   if (count <= 0 || !(limit > 0)) return;
-  slot(gres, types, job_class).running.push_back(Running{double(count), limit, std::max(elapsed, 0.0)});
+  static const std::vector<int> kAny;
+  slot(gres, types, job_class, kAny).running.push_back(Running{double(count), limit, std::max(elapsed, 0.0)});
 }
 
 void QueueLoad::apply(std::vector<PartitionState>& partitions) const {
-  for (const Work& w : work_)
-    for (PartitionState& part : partitions) {
-      double total = 0;
-      for (const AcceleratorPool& pool : part.pools)
-        if (serves(pool, w.gres, w.types)) total += std::max(pool.total, 0);
-      if (total <= 0) continue;
+  struct Share {
+    const std::string* type;
+    double size;  // most accelerators of the type in one of the request's partitions
+  };
+  std::vector<Share> shares;
+  for (const Work& w : work_) {
+    shares.clear();
+    double total = 0;
+    for (std::size_t p = 0; p < partitions.size(); ++p) {
+      if (!w.partitions.empty() &&
+          std::find(w.partitions.begin(), w.partitions.end(), static_cast<int>(p)) == w.partitions.end())
+        continue;
+      for (const AcceleratorPool& pool : partitions[p].pools) {
+        if (!serves(pool, w.gres, w.types) || pool.total <= 0) continue;
+        auto s = std::find_if(shares.begin(), shares.end(), [&](const Share& x) { return *x.type == pool.type; });
+        if (s == shares.end()) {
+          shares.push_back(Share{&pool.type, double(pool.total)});
+          total += pool.total;
+        } else if (pool.total > s->size) {
+          total += pool.total - s->size;
+          s->size = pool.total;
+        }
+      }
+    }
+    if (total <= 0) continue;
+    for (PartitionState& part : partitions)
       for (AcceleratorPool& pool : part.pools) {
         if (!serves(pool, w.gres, w.types)) continue;
-        const double share = std::max(pool.total, 0) / total;
+        const auto s = std::find_if(shares.begin(), shares.end(), [&](const Share& x) { return *x.type == pool.type; });
+        if (s == shares.end()) continue;
+        const double share = s->size / total;
         const double speed = speed_of(options_, pool.gres, pool.type, w.job_class);
         pool.pending_work += share * w.pending / speed;
         for (const Running& r : w.running)
           pool.running_work += share * r.count * std::max(r.limit / speed - r.elapsed, 0.0);
       }
-    }
+  }
 }
 
 std::string format_duration(double s) {
@@ -134,6 +192,7 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
   bool time_blocked = false;
   int best = -1;
   double best_completion = 0, best_speed = 0;
+  const bool portable = may_change_gres(options, request.job_class);
 
   for (std::size_t p = 0; p < partitions.size(); ++p) {
     const PartitionState& part = partitions[p];
@@ -142,7 +201,7 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
       continue;
     for (std::size_t k = 0; k < part.pools.size(); ++k) {
       const AcceleratorPool& pool = part.pools[k];
-      if (!equivalent(options, request.gres, pool.gres)) continue;
+      if (pool.gres != request.gres && !(portable && equivalent(options, request.gres, pool.gres))) continue;
       if (!request.types.empty() &&
           std::find(request.types.begin(), request.types.end(), pool.type) == request.types.end())
         continue;
@@ -244,6 +303,34 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
     }
     return second;
   };
+  d.set.push_back(SetMember{w.partition, w.pool, part.name, pool.type, w.wait, w.run});
+  if (single_type(part, pool.gres)) {
+    std::vector<int> order;
+    for (std::size_t i = 0; i < d.candidates.size(); ++i) {
+      const Candidate& c = d.candidates[i];
+      const PartitionState& cp = partitions[c.partition];
+      if (!c.feasible || static_cast<int>(i) == best || c.count != w.count || cp.pools[c.pool].gres != pool.gres ||
+          !single_type(cp, pool.gres) || !(c.wait + c.run <= options.slack * best_completion))
+        continue;
+      if (request.per_node > 0 && scaled_count(options, request.per_node, request.gres, request.count_type, pool.gres,
+                                               cp.pools[c.pool].type) != d.per_node)
+        continue;  // one GRES string: the same count per node everywhere
+      order.push_back(static_cast<int>(i));
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return d.candidates[a].wait + d.candidates[a].run < d.candidates[b].wait + d.candidates[b].run;
+    });
+    for (int i : order) {
+      const Candidate& c = d.candidates[i];
+      const PartitionState& cp = partitions[c.partition];
+      // One member per type: another partition with a type already in the set shows, as far as the snapshot can
+      // tell, the same accelerators (a catch-all "all" beside the per-type partitions).
+      const bool listed = std::any_of(d.set.begin(), d.set.end(), [&](const SetMember& m) {
+        return m.partition_name == cp.name || m.type == cp.pools[c.pool].type;
+      });
+      if (!listed) d.set.push_back(SetMember{c.partition, c.pool, cp.name, cp.pools[c.pool].type, c.wait, c.run});
+    }
+  }
   int second = runner_up(true);
   if (second < 0) second = runner_up(false);
   d.reason = fmt::format("{} in partition {}: start in ~{}, run ~{}", pool_name(pool), part.name,
@@ -252,6 +339,12 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
     const Candidate& s = d.candidates[second];
     d.reason += fmt::format(" (next best {} in {}: done in ~{})", pool_name(partitions[s.partition].pools[s.pool]),
                             partitions[s.partition].name, format_duration(s.wait + s.run));
+  }
+  if (d.set.size() > 1) {
+    d.reason += "; may also start in";
+    for (std::size_t i = 1; i < d.set.size(); ++i)
+      d.reason += fmt::format("{} {} (done in ~{})", i > 1 ? "," : "", d.set[i].partition_name,
+                              format_duration(d.set[i].wait + d.set[i].run));
   }
   return d;
 }

@@ -16,6 +16,13 @@ struct AcceleratorTypeMetrics {
   double utilization = 0;  ///< busy accelerator-seconds / (accelerators of this type * makespan)
   /// The same between the first and the last submit (while jobs arrive: the steady state, without the final drain)
   double utilization_arriving = 0;
+  /// Jobs started on this type whose wait was predicted at submit (JobOutcome::predicted_wait), and the error of
+  /// that prediction against the simulated wait: mean of (actual - predicted) (> 0: the model was optimistic),
+  /// mean and median of its absolute value, seconds.
+  std::size_t predicted = 0;
+  double wait_error_bias = 0;
+  double wait_error_mean_abs = 0;
+  double wait_error_median_abs = 0;
 };
 
 /// Waits of the jobs of one QOS (urgent jobs against the others, with preemption).

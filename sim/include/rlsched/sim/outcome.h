@@ -28,8 +28,11 @@ struct JobOutcome {
   int accelerator_type = -1;  ///< index into Cluster::accelerator_types of the final run, -1 for none
   int partition = -1;         ///< index into Cluster::partitions of the final run
   std::vector<int> nodes;     ///< indices into Cluster::nodes of the final run, in node order
-  int restarts = 0;           ///< requeues (node failures, preemptions) before the final run
-  int preemptions = 0;        ///< times chosen as a preemption victim
+  /// Placement::kPredictive: the wait job_submit/rlsched's model predicted at submit, for the earliest member of
+  /// the job's set (seconds); -1 when the job was not placed that way.
+  double predicted_wait = -1;
+  int restarts = 0;     ///< requeues (node failures, preemptions) before the final run
+  int preemptions = 0;  ///< times chosen as a preemption victim
   /// Work thrown away by requeues: the run since the last checkpoint (the whole run without one); for a victim
   /// that checkpointed at the signal, the checkpoint's cost.
   double lost_cpu_seconds = 0;

@@ -36,6 +36,7 @@
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
 #include "rlsched/job_view.h"
+#include "rlsched/placement.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/metrics.h"
 #include "rlsched/sim/outcome.h"
@@ -70,6 +71,15 @@ struct PlacementSettings {
   /// Partitions a pinned job may go to when it names none (empty: the partitions it was eligible for).
   std::vector<std::string> partitions;
   Seconds default_time_limit = 3600;
+  /// kPredictive: rlsched.yaml placement.slack (placement::Options::slack): the job keeps every partition whose
+  /// predicted completion is within slack x the best's and starts in whichever can start it first.
+  double slack = placement::Options::kDefaultSlack;
+  /// kPredictive: GRES names a job of a portable class may move between (rlsched.yaml gres_equivalence and
+  /// job_classes[].gres_portable), as in job_submit/rlsched, with the same count_scale rule. The simulator runs a
+  /// job with its trace's device count, so a move that would change the count is not taken: the job is placed
+  /// again among the pools of its own GRES name.
+  std::vector<std::vector<std::string>> gres_equivalence;
+  std::vector<std::string> gres_portable_classes;
 };
 
 /// A node that fails at `down` and returns at `up` (up < 0: stays down).
@@ -90,6 +100,9 @@ struct ScheduleEvent {
   Seconds reserved_start = 0;  ///< kReservation: when the job is expected to start
   int partition = -1;
   int accelerator_type = -1;
+  /// kPlacement: every partition the job may start in, best first (one when pinned; with two or more the job
+  /// asks for its GRES without a type, as job_submit/rlsched writes it).
+  std::vector<int> partitions;
   /// kStart, kBackfillStart: the nodes the job starts on; kReservation under Backfill::kSlurm: the nodes kept for
   /// it (indices into Cluster::nodes, ascending).
   std::vector<int> nodes;
