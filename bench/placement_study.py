@@ -25,7 +25,9 @@ import sys
 import tempfile
 import time
 
-TRACES = "/work/shared/traces"
+# The shared traces: $RLSCHED_TRACES, or ../shared/traces beside the repository (as scripts/lib.sh finds them).
+TRACES = os.environ.get("RLSCHED_TRACES") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                          "shared", "traces")
 GAVEL = os.path.join(TRACES, "gavel-throughputs")
 ANY_OF = os.path.join(TRACES, "alibaba-openb-gpu-v2023", "openb_pod_list_gpuspec33.csv")
 SLOTS = ["k80", "p100", "v100"]  # the Gavel loader's three type slots (core/src/io/gavel_workload.cpp)
