@@ -153,13 +153,13 @@ Metrics compute_metrics(const std::vector<Job>& jobs, const std::vector<JobOutco
     AcceleratorTypeMetrics tm;
     if (!errors[t].empty()) {
       tm.predicted = errors[t].size();
-      double sum = 0, sum_abs = 0;
+      double signed_sum = 0, sum_abs = 0;
       for (double& e : errors[t]) {
-        sum += e;
+        signed_sum += e;
         sum_abs += std::abs(e);
         e = std::abs(e);
       }
-      tm.wait_error_bias = sum / double(tm.predicted);
+      tm.wait_error_bias = signed_sum / double(tm.predicted);
       tm.wait_error_mean_abs = sum_abs / double(tm.predicted);
       tm.wait_error_median_abs = percentile_in_place(errors[t], 50);
     }

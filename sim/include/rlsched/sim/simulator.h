@@ -78,8 +78,8 @@ struct PlacementSettings {
   /// job_classes[].gres_portable), as in job_submit/rlsched, with the same count_scale rule. The simulator runs a
   /// job with its trace's device count, so a move that would change the count is not taken: the job is placed
   /// again among the pools of its own GRES name.
-  std::vector<std::vector<std::string>> gres_equivalence;
-  std::vector<std::string> gres_portable_classes;
+  std::vector<std::vector<std::string>> gres_equivalence{};
+  std::vector<std::string> gres_portable_classes{};
 };
 
 /// A node that fails at `down` and returns at `up` (up < 0: stays down).
