@@ -47,7 +47,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
                           c.path, config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback,
                           c.score_scale, c.accelerator_types.size(), c.placement.enabled ? "on" : "off"));
   for (const std::string& warning : c.warnings) engine->log(RLSCHED_LOG_INFO, "warning: " + warning);
-  if (engine->settings_->policy) engine->check_model(*engine->settings_->policy);
+  if (engine->settings_->policy) engine->report_model_check(engine->check_model(*engine->settings_->policy));
   if (!engine->options_.no_policy && !engine->options_.no_reload_thread)
     engine->reload_thread_ = std::thread([e = engine.get()] { e->reload_loop(); });
   if (!c.health_dir.empty() && !engine->options_.plugin_type.empty()) {
@@ -123,7 +123,7 @@ Status Engine::reconfigure() {
   Result<std::shared_ptr<Settings>> fresh = build(std::move(*config), previous.get());
   if (!fresh.ok()) return fresh.status();
   const bool new_policy = (*fresh)->policy != previous->policy;
-  if (new_policy && (*fresh)->policy) check_model(*(*fresh)->policy);  // load before the swap: no gap
+  if (new_policy && (*fresh)->policy) report_model_check(check_model(*(*fresh)->policy));  // load before the swap
   {
     std::lock_guard<std::mutex> lock(settings_mutex_);
     settings_ = *fresh;
@@ -134,7 +134,7 @@ Status Engine::reconfigure() {
   log(RLSCHED_LOG_INFO,
       fmt::format("reconfigured from {}: mode {}, model {}, fallback {}, score_scale {}", c.path,
                   config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback, c.score_scale));
-  if (!new_policy && (*fresh)->policy) check_model(*(*fresh)->policy);
+  if (!new_policy && (*fresh)->policy) report_model_check(check_model(*(*fresh)->policy));
   return Status::Ok();
 }
 
@@ -202,6 +202,12 @@ Status Engine::check_model(Policy& p) {
   return Status::Ok();
 }
 
+void Engine::report_model_check(const Status& status) {
+  if (status.ok()) return;
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  log(RLSCHED_LOG_ERROR, "model check failed: " + status.message());
+}
+
 void Engine::reload_loop() {
   std::unique_lock<std::mutex> lock(thread_mutex_);
   while (!stop_) {
@@ -214,7 +220,7 @@ void Engine::reload_loop() {
     if (interval <= 0 || settings()->config.reload_check_interval != interval) continue;  // changed: re-read
     lock.unlock();
     try {
-      check_model();
+      report_model_check(check_model());
     } catch (const std::exception& e) {
       errors_.fetch_add(1, std::memory_order_relaxed);
       log(RLSCHED_LOG_ERROR, std::string("model check failed: ") + e.what());

@@ -90,6 +90,9 @@ class Engine {
   Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
   std::shared_ptr<Settings> settings() const;
   Status check_model(Policy& policy);
+  /// Logs a failed model check and counts it in errors; the engine keeps serving what it served (its fallback when
+  /// no model was ever loaded).
+  void report_model_check(const Status& status);
   /// The health record now (HealthWriter's render).
   std::string health_record();
   /// Scores `jobs` with the policy, counting fallback calls.
