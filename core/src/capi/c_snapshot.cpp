@@ -31,6 +31,18 @@ std::string class_of(const config::PluginConfig& config, const rlsched_job& job)
   return config.classify(view(job.job_name), view(job.account), user_name_for_classes(config, job.user_id));
 }
 
+int32_t c_record_field(config::RecordField field) {
+  switch (field) {
+    case config::RecordField::kNone:
+      return RLSCHED_RECORD_NONE;
+    case config::RecordField::kAdminComment:
+      return RLSCHED_RECORD_ADMIN_COMMENT;
+    case config::RecordField::kComment:
+      return RLSCHED_RECORD_COMMENT;
+  }
+  return RLSCHED_RECORD_NONE;
+}
+
 Status check_cluster(const rlsched_cluster& c) {
   if (c.n_partitions < 0 || (c.n_partitions > 0 && !c.partitions) || c.n_accel < 0 || (c.n_accel > 0 && !c.accel))
     return Status::InvalidInput("cluster: partitions/accel count negative or array NULL");

@@ -1,8 +1,9 @@
 // The C ABI's structs (rlsched.h) in the core's terms: what the engine's scoring and submit paths, and the parity
-// tests, build from a C cluster snapshot and C jobs (c_snapshot.cpp).
+// tests, build from a C cluster snapshot and C jobs (c_snapshot.cpp); and the config values the C side reads back.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,9 @@ std::string_view view(const char* s);
 
 /// A job's class without a cache (one job at a time); "" when no class is configured or matches.
 std::string class_of(const config::PluginConfig& config, const rlsched_job& job);
+
+/// \return rlsched.h's RLSCHED_RECORD_* for where the config has job_submit record its decision.
+int32_t c_record_field(config::RecordField field);
 
 /// \return InvalidInput naming the first NULL array or name, or negative count, in a C cluster snapshot.
 Status check_cluster(const rlsched_cluster& c);

@@ -239,17 +239,7 @@ void Engine::info(rlsched_engine_info& out) {
   out.debug = c.debug ? 1 : 0;
   out.score_scale = c.score_scale;
   out.placement_enabled = c.placement.enabled ? 1 : 0;
-  switch (c.placement.record) {
-    case config::RecordField::kNone:
-      out.record = RLSCHED_RECORD_NONE;
-      break;
-    case config::RecordField::kAdminComment:
-      out.record = RLSCHED_RECORD_ADMIN_COMMENT;
-      break;
-    case config::RecordField::kComment:
-      out.record = RLSCHED_RECORD_COMMENT;
-      break;
-  }
+  out.record = c_record_field(c.placement.record);
   out.reload_check_interval = c.reload_check_interval;
   out.job_classes = static_cast<int32_t>(c.job_classes.size());
   out.config_path = c.path.c_str();

@@ -49,17 +49,7 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
     rlsched_submit_result_free(&r);
     throw std::bad_alloc();
   }
-  switch (s->config.placement.record) {
-    case config::RecordField::kNone:
-      r.record = RLSCHED_RECORD_NONE;
-      break;
-    case config::RecordField::kAdminComment:
-      r.record = RLSCHED_RECORD_ADMIN_COMMENT;
-      break;
-    case config::RecordField::kComment:
-      r.record = RLSCHED_RECORD_COMMENT;
-      break;
-  }
+  r.record = c_record_field(s->config.placement.record);
   r.predicted_wait = d.wait;
   r.predicted_run = d.run;
   if (d.action == RLSCHED_SUBMIT_MODIFIED) {
