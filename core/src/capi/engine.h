@@ -20,8 +20,8 @@
 #include "rlsched/job_view.h"
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
-#include "rlsched/preemption.h"
 #include "rlsched/policy/reloading_scorer.h"
+#include "rlsched/preemption.h"
 #include "rlsched/rlsched.h"
 #include "rlsched/scorer.h"
 #include "rlsched/status.h"
@@ -134,7 +134,7 @@ class Engine {
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;
-  std::unique_ptr<Scorer> slurm_order_;  // multifactor at slurm.conf's weights, with a health record only
+  std::unique_ptr<Scorer> slurm_order_;           // multifactor at slurm.conf's weights, with a health record only
   std::unique_ptr<HealthWriter> history_writer_;  // writes history_ to state_dir; stopped before the rest goes
   std::unique_ptr<HealthWriter> health_writer_;   // last member: its thread stops before the rest is destroyed
 };
