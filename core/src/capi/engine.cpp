@@ -98,12 +98,15 @@ Result<std::shared_ptr<Engine::Settings>> Engine::build(config::PluginConfig con
   }
   auto policy = std::make_shared<Policy>();
   policy->model_path = s->config.model;
-  ScorerSettings scorer_settings;
-  scorer_settings.multifactor = options_.weights;
-  Result<std::unique_ptr<Scorer>> fallback = make_scorer(s->config.fallback, scorer_settings);
-  if (!fallback.ok())
-    return Status::InvalidInput(fmt::format("{}: fallback: {}", s->config.path, fallback.status().message()));
-  policy->fallback = std::move(*fallback);
+  policy::ReloadingScorerOptions ro;
+  ro.model_path = s->config.model;
+  ro.fallback = s->config.fallback;
+  ro.fallback_settings.multifactor = options_.weights;
+  ro.load.require_private = !options_.trust_any_file;
+  ro.log = [this](policy::LogLevel level, const std::string& line) { log(c_level(level), line); };
+  Result<std::unique_ptr<policy::ReloadingScorer>> scorer = policy::ReloadingScorer::CreateUnloaded(std::move(ro));
+  if (!scorer.ok()) return Status::InvalidInput(fmt::format("{}: {}", s->config.path, scorer.status().message()));
+  policy->scorer = std::move(*scorer);
   s->policy = std::move(policy);
   return s;
 }
@@ -140,13 +143,7 @@ Status Engine::reconfigure() {
 
 void Engine::retire(const Settings& old) {
   if (!old.policy) return;
-  std::shared_ptr<policy::ReloadingScorer> r;
-  {
-    std::lock_guard<std::mutex> lock(old.policy->mutex);
-    r = old.policy->reloading;
-  }
-  if (!r) return;
-  const policy::PolicyCounters c = r->counters();
+  const policy::PolicyCounters c = old.policy->scorer->counters();
   std::lock_guard<std::mutex> lock(retired_mutex_);
   retired_.loads_ok += c.loads_ok;
   retired_.load_failures += c.load_failures;
@@ -167,38 +164,26 @@ Status Engine::check_model(Policy& p) {
   // runtime checks the mode again when it loads (require_private).
   const Status trusted =
       options_.trust_any_file ? Status::Ok() : config::check_trusted_file(p.model_path, "model file");
-  std::shared_ptr<policy::ReloadingScorer> reloading;
+  bool seen = false;
   {
     std::lock_guard<std::mutex> lock(p.mutex);
     if (!trusted.ok()) {
       if (p.untrusted == trusted.message()) return Status::Ok();  // logged already
       p.untrusted = trusted.message();
-      reloading = p.reloading;
+      seen = p.trusted_seen;
     } else {
       p.untrusted.clear();
-      reloading = p.reloading;
+      p.trusted_seen = true;
     }
   }
   if (!trusted.ok()) {
     if (trusted.code() != Status::Code::kNotFound) model_untrusted_.fetch_add(1, std::memory_order_relaxed);
-    log(RLSCHED_LOG_ERROR, reloading ? "keeping previous model: " + trusted.message()
-                                     : fmt::format("serving fallback '{}': {}", p.fallback->name(), trusted.message()));
+    log(RLSCHED_LOG_ERROR,
+        seen ? "keeping previous model: " + trusted.message()
+             : fmt::format("serving fallback '{}': {}", p.scorer->fallback().name(), trusted.message()));
     return Status::Ok();
   }
-  if (reloading) {
-    reloading->reload_if_changed();
-    return Status::Ok();
-  }
-  policy::ReloadingScorerOptions ro;
-  ro.model_path = p.model_path;
-  ro.fallback = std::string(p.fallback->name());
-  ro.fallback_settings.multifactor = options_.weights;
-  ro.load.require_private = !options_.trust_any_file;
-  ro.log = [this](policy::LogLevel level, const std::string& line) { log(c_level(level), line); };
-  Result<std::unique_ptr<policy::ReloadingScorer>> created = policy::ReloadingScorer::Create(std::move(ro));
-  if (!created.ok()) return created.status();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  if (!p.reloading) p.reloading = std::move(*created);
+  p.scorer->reload_if_changed();
   return Status::Ok();
 }
 
@@ -245,14 +230,7 @@ void Engine::info(rlsched_engine_info& out) {
   out.config_path = c.path.c_str();
   out.model_path = c.model.c_str();
   out.scorer = s->fallback_name.c_str();
-  if (s->policy) {
-    std::shared_ptr<policy::ReloadingScorer> r;
-    {
-      std::lock_guard<std::mutex> lock(s->policy->mutex);
-      r = s->policy->reloading;
-    }
-    if (r && r->model()) out.scorer = s->model_name.c_str();
-  }
+  if (s->policy && s->policy->scorer->model()) out.scorer = s->model_name.c_str();
 }
 
 std::string Engine::health_record() {
@@ -263,12 +241,7 @@ std::string Engine::health_record() {
     model.enforce = s->config.mode == config::Mode::kEnforce;
     // Falling back means a configured model is not serving; heuristics chosen on purpose (no model) are not that.
     model.fallback_active = !s->policy->model_path.empty();
-    std::shared_ptr<policy::ReloadingScorer> r;
-    {
-      std::lock_guard<std::mutex> lock(s->policy->mutex);
-      r = s->policy->reloading;
-    }
-    if (const std::shared_ptr<const policy::Model> m = r ? r->model() : nullptr) {
+    if (const std::shared_ptr<const policy::Model> m = s->policy->scorer->model()) {
       model.sha256 = m->metadata().weights_sha256;
       model.path = m->path();
       model.fallback_active = false;
@@ -286,23 +259,16 @@ rlsched_counters Engine::counters() const {
   }
   const std::shared_ptr<Settings> s = settings();
   if (s->policy) {
-    std::shared_ptr<policy::ReloadingScorer> r;
-    {
-      std::lock_guard<std::mutex> lock(s->policy->mutex);
-      r = s->policy->reloading;
-    }
-    if (r) {
-      const policy::PolicyCounters now = r->counters();
-      p.loads_ok += now.loads_ok;
-      p.load_failures += now.load_failures;
-      p.fallback_calls += now.fallback_calls;
-      p.nonfinite_replaced += now.nonfinite_replaced;
-      p.forward_failures += now.forward_failures;
-    }
+    const policy::PolicyCounters now = s->policy->scorer->counters();
+    p.loads_ok += now.loads_ok;
+    p.load_failures += now.load_failures;
+    p.fallback_calls += now.fallback_calls;
+    p.nonfinite_replaced += now.nonfinite_replaced;
+    p.forward_failures += now.forward_failures;
   }
   c.score_calls = score_calls_.load();
   c.jobs_scored = jobs_scored_.load();
-  c.fallback_calls = fallback_calls_.load() + p.fallback_calls;
+  c.fallback_calls = p.fallback_calls;
   c.model_loads = p.loads_ok;
   c.model_load_failures = p.load_failures;
   c.model_untrusted = model_untrusted_.load();

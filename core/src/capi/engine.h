@@ -71,13 +71,14 @@ class Engine {
   void log(int level, const std::string& line) const;
 
  private:
-  /// What scores: the fallback heuristic, and the model with hot reload once a trusted model file exists.
+  /// What scores: the policy runtime, the one fallback layer (its heuristic serves until a trusted model file has
+  /// loaded, and whenever the model fails). The model is loaded only once its file passed the trust check.
   struct Policy {
     std::string model_path;
-    std::unique_ptr<Scorer> fallback;
-    std::mutex mutex;  // guards reloading and untrusted (scoring copies the pointer under it)
-    std::shared_ptr<policy::ReloadingScorer> reloading;
-    std::string untrusted;  // the last trust refusal logged, to log each one once
+    std::unique_ptr<policy::ReloadingScorer> scorer;  // set by build(), never replaced
+    std::mutex mutex;                                 // guards trusted_seen and untrusted
+    bool trusted_seen = false;  // a trusted model file was seen (and given to the scorer) at least once
+    std::string untrusted;      // the last trust refusal logged, to log each one once
   };
   struct Settings {
     config::PluginConfig config;
@@ -95,7 +96,7 @@ class Engine {
   void report_model_check(const Status& status);
   /// The health record now (HealthWriter's render).
   std::string health_record();
-  /// Scores `jobs` with the policy, counting fallback calls.
+  /// Scores `jobs` with the policy (its fallback counts the calls it serves).
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
   void reload_loop();
@@ -127,7 +128,6 @@ class Engine {
 
   std::atomic<std::uint64_t> score_calls_{0};
   std::atomic<std::uint64_t> jobs_scored_{0};
-  std::atomic<std::uint64_t> fallback_calls_{0};  // served by the plain fallback (no trusted model yet)
   std::atomic<std::uint64_t> model_untrusted_{0};
   std::atomic<std::uint64_t> placements_{0};
   std::atomic<std::uint64_t> rejections_{0};

@@ -14,17 +14,7 @@ namespace rlsched::capi {
 void Engine::score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
                    std::vector<double>& scores) {
   if (!s.policy) throw std::logic_error("scoring needs an engine created without RLSCHED_ENGINE_NO_POLICY");
-  std::shared_ptr<policy::ReloadingScorer> reloading;
-  {
-    std::lock_guard<std::mutex> lock(s.policy->mutex);
-    reloading = s.policy->reloading;
-  }
-  if (reloading) {
-    reloading->score(context, jobs, scores);
-  } else {
-    fallback_calls_.fetch_add(1, std::memory_order_relaxed);
-    s.policy->fallback->score(context, jobs, scores);
-  }
+  s.policy->scorer->score(context, jobs, scores);
 }
 
 Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
