@@ -14,7 +14,7 @@ int pb_setup(const char *plugin_dir, const char *config_path, const char *scorer
              int types, int pending);
 /* One site_factor_p_update. \return the allocations the plugin made through Slurm's allocator (stubbed) */
 long pb_update(void);
-/* The cluster snapshot alone (plugin/common/rlsched_slurm.c linked in): the running jobs' CPUs, then partitions,
+/* The cluster snapshot alone (plugin/common/rlsched_snapshot.c linked in): the running jobs' CPUs, then partitions,
  * nodes and accelerators. \return its allocations, -1 on failure */
 long pb_snapshot(void);
 /* One typeless 4-GPU submit through job_submit; fresh: with its queue and snapshot rebuilt (a node changed) */

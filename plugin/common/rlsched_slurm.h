@@ -1,6 +1,7 @@
 /*****************************************************************************\
  *  rlsched_slurm.h - copying slurmctld state into the plain structs of the
- *  rlsched C ABI (core/include/rlsched/rlsched.h). Shared by both plugins;
+ *  rlsched C ABI (core/include/rlsched/rlsched.h; rlsched_snapshot.c), and
+ *  the plumbing around the engine (rlsched_slurm.c). Shared by the plugins;
  *  compiled into each .so, hidden by its version script.
  *
  *  Call everything here with the slurmctld locks the caller documents:

@@ -1,5 +1,5 @@
 // Placement::kPredictive: the simulator's side of job_submit/rlsched. It shows rlsched::placement the same picture
-// slurmctld gives the plugin (plugin/common/rlsched_slurm.c): per partition and accelerator type, the devices on
+// slurmctld gives the plugin (plugin/common/rlsched_snapshot.c): per partition and accelerator type, the devices on
 // usable nodes, how many are idle, the most on one node; the pending jobs with the types they asked for (one type
 // once placed) and their time limits; the running jobs with their allocated type and how much of their limit is
 // used. test/capi/placement_parity_test.cpp checks that both make the same decision.

@@ -103,9 +103,10 @@ class SlurmSim {
   // Scheduling.
   void schedule(Seconds now);
   bool schedule_arrivals_only(Seconds now);
+  bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
+  // Backfill::kEasy (easy_backfill.cpp).
   void backfill(Seconds now);
   bool backfill_one(int job, Seconds now);
-  bool try_start(int job, int partition, Seconds now, std::vector<Reservation>* reservations);
   bool reserve(int job, Seconds now, Reservation& out);
   // Backfill::kSlurm (slurm_backfill.cpp).
   void backfill_cycle(Seconds now);

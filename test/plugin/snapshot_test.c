@@ -1,6 +1,6 @@
 /*****************************************************************************\
  *  snapshot_test.c - the plugins' cluster snapshot (plugin/common/
- *  rlsched_slurm.c) on stub records, white-box: what it sums per partition,
+ *  rlsched_snapshot.c) on stub records, white-box: what it sums per partition,
  *  in which order, what it allocates per build, and what happens when
  *  memory runs out.
  *

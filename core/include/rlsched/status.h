@@ -5,13 +5,15 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
 
 namespace rlsched {
 
-class Status {
+/// [[nodiscard]]: a Status dropped on the floor is an error nobody handles; log it, return it, or count it.
+class [[nodiscard]] Status {
  public:
   enum class Code { kOk, kInvalidInput, kNotFound, kIoError, kUnsupported, kInternal };
 
@@ -36,22 +38,37 @@ class Status {
 
 /// A value or the Status that explains why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor): return T or Status alike
   Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
+  /// \return the value; throws std::logic_error with the status message when there is none (check ok() first).
+  /// operator* and operator-> do not check.
+  T& value() & {
+    check();
+    return *value_;
+  }
+  const T& value() const& {
+    check();
+    return *value_;
+  }
+  T&& value() && {
+    check();
+    return std::move(*value_);
+  }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
   T& operator*() & { return *value_; }
   const T& operator*() const& { return *value_; }
 
  private:
+  void check() const {
+    if (!value_) throw std::logic_error("Result::value() without a value: " + status_.message());
+  }
+
   std::optional<T> value_;
   Status status_;
 };

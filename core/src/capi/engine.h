@@ -13,14 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "capi/c_snapshot.h"
 #include "capi/health.h"
 #include "capi/job_classes.h"
 #include "rlsched/cluster.h"
 #include "rlsched/job_view.h"
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
-#include "rlsched/preemption.h"
 #include "rlsched/policy/reloading_scorer.h"
+#include "rlsched/preemption.h"
 #include "rlsched/rlsched.h"
 #include "rlsched/scorer.h"
 #include "rlsched/status.h"
@@ -39,35 +40,6 @@ struct EngineOptions {
   /// Where the preemption history is kept across restarts (capi/preemption_history.h); empty: memory only.
   std::string state_dir;
 };
-
-/// What every job of a batch shares: the cluster snapshot in job_view's terms, and the speeds of its pools per job
-/// class, looked up once per class and batch (the rest of the batch reads them through a pointer).
-class BatchView {
- public:
-  BatchView(const rlsched_cluster& cluster, const config::PluginConfig& config);
-  /// Speeds of state.pools for jobs of `job_class` ("" : the types' own speeds); valid while this view lives.
-  const double* speeds_for(const std::string& job_class);
-
-  job_view::ClusterState state;
-
- private:
-  const config::PluginConfig& config_;
-  std::vector<std::pair<std::string, std::vector<double>>> speeds_;  // a handful of classes per batch
-};
-
-/// The pending-job view the policy scores, from a C job and the cluster snapshot: the C side of job_view::build
-/// (feature schema v1 inputs). `job_class` is the job's class (ClassCache), "" for none. Exposed for the parity
-/// tests: the plugin's numbers must equal what the simulator computes for the same state.
-PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
-                          Seconds now, BatchView& batch, const std::string& job_class);
-/// The same for one job (a view of its own; classes are looked up without a cache).
-PendingJob to_pending_job(const rlsched_job& job, const rlsched_cluster& cluster, const config::PluginConfig& config,
-                          Seconds now);
-
-/// The placement snapshot of a cluster: its partitions and pools, with the queue's pending and running work added.
-std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster& cluster, const rlsched_job* queue,
-                                                           std::size_t n_queue, Seconds now,
-                                                           const config::PluginConfig& config, ClassCache& classes);
 
 class Engine {
  public:
@@ -99,13 +71,14 @@ class Engine {
   void log(int level, const std::string& line) const;
 
  private:
-  /// What scores: the fallback heuristic, and the model with hot reload once a trusted model file exists.
+  /// What scores: the policy runtime, the one fallback layer (its heuristic serves until a trusted model file has
+  /// loaded, and whenever the model fails). The model is loaded only once its file passed the trust check.
   struct Policy {
     std::string model_path;
-    std::unique_ptr<Scorer> fallback;
-    std::mutex mutex;  // guards reloading and untrusted (scoring copies the pointer under it)
-    std::shared_ptr<policy::ReloadingScorer> reloading;
-    std::string untrusted;  // the last trust refusal logged, to log each one once
+    std::unique_ptr<policy::ReloadingScorer> scorer;  // set by build(), never replaced
+    std::mutex mutex;                                 // guards trusted_seen and untrusted
+    bool trusted_seen = false;  // a trusted model file was seen (and given to the scorer) at least once
+    std::string untrusted;      // the last trust refusal logged, to log each one once
   };
   struct Settings {
     config::PluginConfig config;
@@ -118,9 +91,12 @@ class Engine {
   Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
   std::shared_ptr<Settings> settings() const;
   Status check_model(Policy& policy);
+  /// Logs a failed model check and counts it in errors; the engine keeps serving what it served (its fallback when
+  /// no model was ever loaded).
+  void report_model_check(const Status& status);
   /// The health record now (HealthWriter's render).
   std::string health_record();
-  /// Scores `jobs` with the policy, counting fallback calls.
+  /// Scores `jobs` with the policy (its fallback counts the calls it serves).
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
   void reload_loop();
@@ -152,14 +128,13 @@ class Engine {
 
   std::atomic<std::uint64_t> score_calls_{0};
   std::atomic<std::uint64_t> jobs_scored_{0};
-  std::atomic<std::uint64_t> fallback_calls_{0};  // served by the plain fallback (no trusted model yet)
   std::atomic<std::uint64_t> model_untrusted_{0};
   std::atomic<std::uint64_t> placements_{0};
   std::atomic<std::uint64_t> rejections_{0};
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;
-  std::unique_ptr<Scorer> slurm_order_;  // multifactor at slurm.conf's weights, with a health record only
+  std::unique_ptr<Scorer> slurm_order_;           // multifactor at slurm.conf's weights, with a health record only
   std::unique_ptr<HealthWriter> history_writer_;  // writes history_ to state_dir; stopped before the rest goes
   std::unique_ptr<HealthWriter> health_writer_;   // last member: its thread stops before the rest is destroyed
 };

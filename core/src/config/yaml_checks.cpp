@@ -14,10 +14,13 @@
 
 namespace rlsched::config {
 
+Status yaml_error(const std::string& name, const YAML::Mark& mark, const std::string& what) {
+  if (mark.line >= 0) return Status::InvalidInput(fmt::format("{}:{}: {}", name, mark.line + 1, what));
+  return Status::InvalidInput(fmt::format("{}: {}", name, what));
+}
+
 [[noreturn]] void YamlChecks::fail(const YAML::Node& node, const std::string& what) const {
-  const YAML::Mark mark = node.Mark();
-  if (mark.line >= 0) throw ConfigError{fmt::format("{}:{}: {}", name_, mark.line + 1, what)};
-  throw ConfigError{fmt::format("{}: {}", name_, what)};
+  throw ConfigError{yaml_error(name_, node.Mark(), what)};
 }
 
 void YamlChecks::check_keys(const YAML::Node& map, const Keys& allowed, const std::string& where) const {
@@ -98,9 +101,7 @@ std::vector<std::string> YamlChecks::names(const YAML::Node& node, const std::st
 }
 
 Status yaml_error_status(const std::string& name, const YAML::Exception& e) {
-  // yaml-cpp's own syntax errors carry a 0-based mark.
-  if (e.mark.line >= 0) return Status::InvalidInput(fmt::format("{}:{}: {}", name, e.mark.line + 1, e.msg));
-  return Status::InvalidInput(fmt::format("{}: {}", name, e.msg));
+  return yaml_error(name, e.mark, e.msg);  // yaml-cpp's own syntax errors carry a 0-based mark
 }
 
 }  // namespace rlsched::config

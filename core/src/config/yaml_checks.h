@@ -13,10 +13,14 @@
 
 namespace rlsched::config {
 
-// Parsing errors are thrown inside a config reader only and turned into a Status at its boundary (parse_yaml), so
-// that the checks read as a straight list.
+/// The one form of a config file error, for every YAML reader (rlsched.yaml, rlsched-exporter.yaml, cluster.yaml):
+/// InvalidInput "name:line: what" with the 1-based line of `mark`, or "name: what" where the mark has no line.
+Status yaml_error(const std::string& name, const YAML::Mark& mark, const std::string& what);
+
+// YamlChecks throws its errors inside a config reader only, and parse_yaml returns them at the reader's boundary,
+// so that the checks read as a straight list; the Status is built by yaml_error all the same.
 struct ConfigError {
-  std::string message;
+  Status status;
 };
 
 using Keys = std::vector<std::string_view>;
@@ -56,7 +60,7 @@ Result<T> parse_yaml(std::string_view text, const std::string& name, Parse&& par
     const YAML::Node root = YAML::Load(std::string(text));
     return parse(root);
   } catch (const ConfigError& e) {
-    return Status::InvalidInput(e.message);
+    return e.status;
   } catch (const YAML::Exception& e) {
     return yaml_error_status(name, e);
   } catch (const std::exception& e) {

@@ -157,10 +157,8 @@ class YamlReader {
   }
 
   Status fail(const YAML::Node& at, const std::string& where, const std::string& what) const {
-    const int l = line(at);
-    const std::string location = l > 0 ? fmt::format("{}:{}", path_, l) : path_;
-    if (where.empty()) return Status::InvalidInput(fmt::format("{}: {}", location, what));
-    return Status::InvalidInput(fmt::format("{}: {}: {}", location, where, what));
+    return config::yaml_error(path_, at.IsDefined() ? at.Mark() : YAML::Mark::null_mark(),
+                              where.empty() ? what : fmt::format("{}: {}", where, what));
   }
 
  private:

@@ -28,12 +28,16 @@ LogSink stderr_log_sink() {
 }
 
 Result<std::unique_ptr<ReloadingScorer>> ReloadingScorer::Create(ReloadingScorerOptions options) {
+  Result<std::unique_ptr<ReloadingScorer>> scorer = CreateUnloaded(std::move(options));
+  if (scorer.ok()) (*scorer)->reload_if_changed();
+  return scorer;
+}
+
+Result<std::unique_ptr<ReloadingScorer>> ReloadingScorer::CreateUnloaded(ReloadingScorerOptions options) {
   auto fallback = make_scorer(options.fallback, options.fallback_settings);
   if (!fallback.ok()) return Status::InvalidInput("fallback: " + fallback.status().message());
   if (!options.log) options.log = stderr_log_sink();
-  std::unique_ptr<ReloadingScorer> scorer(new ReloadingScorer(std::move(options), std::move(*fallback)));
-  scorer->reload_if_changed();
-  return scorer;
+  return std::unique_ptr<ReloadingScorer>(new ReloadingScorer(std::move(options), std::move(*fallback)));
 }
 
 ReloadingScorer::ReloadingScorer(ReloadingScorerOptions options, std::unique_ptr<Scorer> fallback)

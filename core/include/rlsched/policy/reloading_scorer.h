@@ -49,6 +49,9 @@ class ReloadingScorer final : public Scorer {
   /// Makes the fallback and tries the first load; a model that does not load is logged and the fallback serves.
   /// \return InvalidInput only when the fallback name is unknown.
   static Result<std::unique_ptr<ReloadingScorer>> Create(ReloadingScorerOptions options);
+  /// The same without the first load: the fallback serves until reload_if_changed() is called (the engine loads a
+  /// model file only once it has checked its owner and mode). \return InvalidInput only when the fallback is unknown.
+  static Result<std::unique_ptr<ReloadingScorer>> CreateUnloaded(ReloadingScorerOptions options);
 
   /// "model:<path> (fallback <name>)"
   std::string_view name() const override { return name_; }

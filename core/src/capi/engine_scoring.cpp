@@ -1,0 +1,94 @@
+// The engine's scoring (site_factor/rlsched): C jobs to pending-job views, one batched call of the policy (or its
+// fallback), and the site factors ranked against the last batch.
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "capi/c_snapshot.h"
+#include "capi/engine.h"
+#include "rlsched/site_factor.h"
+
+namespace rlsched::capi {
+
+void Engine::score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
+                   std::vector<double>& scores) {
+  if (!s.policy) throw std::logic_error("scoring needs an engine created without RLSCHED_ENGINE_NO_POLICY");
+  s.policy->scorer->score(context, jobs, scores);
+}
+
+Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
+                           double* out_scores, std::uint32_t* out_factors) {
+  if (n > 0 && !jobs) return Status::InvalidInput("jobs is NULL");
+  if (n > 10'000'000) return Status::InvalidInput(fmt::format("{} jobs in one batch is not plausible", n));
+  if (Status c = check_cluster(cluster); !c.ok()) return c;
+  const std::shared_ptr<Settings> s = settings();
+  if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
+  // Per-thread buffers: the decay thread reuses them every cycle without allocating.
+  thread_local std::vector<PendingJob> pending;
+  thread_local std::vector<double> scores;
+  thread_local std::vector<std::uint32_t> factors;
+  pending.clear();
+  BatchView batch(cluster, s->config);
+  const bool classes = !s->config.job_classes.empty();
+  const std::string no_class;
+  std::unique_lock<std::mutex> classes_lock(classes_mutex_, std::defer_lock);
+  if (classes) classes_lock.lock();
+  for (std::size_t i = 0; i < n; ++i) {
+    const rlsched_job& j = jobs[i];
+    if (j.state != RLSCHED_JOB_PENDING)
+      return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, j.job_id));
+    const std::string& job_class =
+        classes ? classes_.classify(s->config, view(j.job_name), view(j.account), j.user_id) : no_class;
+    pending.push_back(to_pending_job(j, cluster, s->config, now, batch, job_class));
+  }
+  if (classes) classes_lock.unlock();
+  scores.assign(n, 0.0);
+  factors.assign(n, 0);
+  score(*s, batch.state.context(now, static_cast<int>(n)), pending, scores);
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
+  }
+  if (health_writer_ && slurm_order_) {
+    // Slurm's own priority of the same jobs (multifactor with slurm.conf's weights), for the health record's
+    // rank disagreement; measured by the writer thread, not here.
+    thread_local std::vector<double> slurm;
+    slurm.assign(n, 0.0);
+    slurm_order_->score(batch.state.context(now, static_cast<int>(n)), pending, slurm);
+    health_.note_ranks(scores, slurm);
+  }
+  if (out_scores) std::copy(scores.begin(), scores.end(), out_scores);
+  if (out_factors) std::copy(factors.begin(), factors.end(), out_factors);
+  score_calls_.fetch_add(1, std::memory_order_relaxed);
+  jobs_scored_.fetch_add(n, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsched_job& job, double* out_score,
+                         std::uint32_t* out_factor) {
+  if (Status c = check_cluster(cluster); !c.ok()) return c;
+  const std::shared_ptr<Settings> s = settings();
+  if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
+  BatchView batch(cluster, s->config);
+  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now, batch, class_of(s->config, job))};
+  std::vector<double> score_out(1, 0.0);
+  std::uint32_t factor = 0;
+  int pending = 1;
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    pending += static_cast<int>(sorted_.size());
+  }
+  score(*s, batch.state.context(now, pending), one, score_out);
+  {
+    std::lock_guard<std::mutex> lock(batch_mutex_);
+    factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);
+  }
+  if (out_score) *out_score = score_out[0];
+  if (out_factor) *out_factor = factor;
+  score_calls_.fetch_add(1, std::memory_order_relaxed);
+  jobs_scored_.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+}  // namespace rlsched::capi
