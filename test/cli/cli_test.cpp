@@ -674,7 +674,7 @@ TEST_CASE("evaluate --candidate judges a model against the current one on the he
   std::stable_sort(w.jobs.begin(), w.jobs.end(), [](const rlsched::Job& x, const rlsched::Job& y) {
     return x.submit < y.submit;
   });
-  const std::size_t keep = static_cast<std::size_t>(std::ceil(w.jobs.size() * 0.2));
+  const std::size_t keep = static_cast<std::size_t>(std::ceil(static_cast<double>(w.jobs.size()) * 0.2));
   w.jobs.erase(w.jobs.begin(), w.jobs.end() - static_cast<std::ptrdiff_t>(keep));
   const Cluster cluster = implied_with_example(w);
   auto result_of = [&](const std::string& model) {

@@ -13,12 +13,6 @@ namespace {
 
 const std::string kData = std::string(RLSCHED_TEST_DATA) + "/gavel";
 
-const Job& by_id(const Workload& w, JobId id) {
-  auto it = std::find_if(w.jobs.begin(), w.jobs.end(), [id](const Job& j) { return j.id == id; });
-  REQUIRE(it != w.jobs.end());
-  return *it;
-}
-
 TEST_CASE("Gavel jobs get measured class speeds, run times and limits", "[io][gavel]") {
   auto g = read_gavel_workload(kData);
   REQUIRE(g.ok());
