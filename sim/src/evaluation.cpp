@@ -174,7 +174,8 @@ double offered_load(const std::vector<Job>& jobs, const Cluster& cluster) {
   for (const Job& j : jobs) {
     first = std::min(first, j.submit);
     last = std::max(last, j.submit);
-    if (j.run_time > 0) work += static_cast<double>(accelerators ? j.accel.count : j.cpus) * static_cast<double>(j.run_time);
+    if (j.run_time > 0)
+      work += static_cast<double>(accelerators ? j.accel.count : j.cpus) * static_cast<double>(j.run_time);
   }
   return last > first ? work / (capacity * static_cast<double>(last - first)) : 0;
 }
