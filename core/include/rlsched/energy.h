@@ -1,0 +1,132 @@
+// Energy, electricity price and grid carbon: what a job draws, what a kWh costs when, and the one rule that decides
+// whether a deferrable job waits for a cheaper window. job_submit/rlsched (a begin time set at submit),
+// site_factor/rlsched (a deferrable job pending in an expensive window sinks to site factor 0) and the simulator
+// call the functions below; docs/energy.md explains the model and the mechanism.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rlsched/job.h"
+
+namespace rlsched::energy {
+
+constexpr Seconds kWeek = 7 * 86400;
+
+/// A value that changes in steps over time: a tariff (currency per kWh) or a grid's carbon intensity (gCO2/kWh).
+/// Either a weekly table (the same week repeated, in local time at a fixed UTC offset) or a time series with a
+/// regular step (a CSV export of a utility or grid operator); outside a series its first and last values hold.
+/// An empty schedule is 0 everywhere.
+class Schedule {
+ public:
+  /// One step: from `start` (seconds into the week from Monday 00:00 local, or epoch seconds for a series) on,
+  /// the value is `value`, up to the next step's start.
+  struct Step {
+    Seconds start = 0;
+    double value = 0;
+  };
+
+  Schedule() = default;
+  /// `steps` ascending, the first at 0, every start < kWeek (the parser checks it).
+  static Schedule weekly(std::vector<Step> steps, Seconds utc_offset);
+  /// `steps` ascending in epoch seconds, at least one.
+  static Schedule series(std::vector<Step> steps);
+
+  bool empty() const { return steps_.empty(); }
+  bool is_series() const { return series_; }
+  /// The value at epoch second t.
+  double at(Seconds t) const;
+  /// The first epoch second after t at which the value may change (a step boundary); INT64_MAX when none.
+  Seconds next_change(Seconds t) const;
+  /// The integral of the value over [from, to) in value x seconds (0 when to <= from).
+  double integral(Seconds from, Seconds to) const;
+  const std::vector<Step>& steps() const { return steps_; }
+  Seconds utc_offset() const { return utc_offset_; }
+
+ private:
+  /// The index of the step holding epoch second t, and (weekly) the epoch second its week starts.
+  std::size_t locate(Seconds t, Seconds& week_start) const;
+
+  std::vector<Step> steps_;
+  bool series_ = false;
+  Seconds utc_offset_ = 0;
+};
+
+/// Electrical power of one device busy and idle, in watts.
+struct DevicePower {
+  double busy_w = 0;
+  double idle_w = 0;
+};
+
+/// What the cluster draws. A node draws node.idle_w, plus (busy_w - idle_w) times the share of its CPUs allocated,
+/// plus each of its accelerators' busy or idle draw; a node Slurm's power saving suspended draws suspended_w in all.
+struct PowerModel {
+  std::map<std::string, DevicePower> accelerators;  ///< by type name ("h200"); a type not listed draws nothing
+  DevicePower node;                                 ///< a node's host (CPUs, memory, fans, network), no accelerators
+  double suspended_w = 0;
+
+  /// The draw one job adds to idle nodes while it runs, and so what its energy is counted as: its accelerators at
+  /// busy minus idle power, and its CPUs' share of the host's busy-minus-idle power (node_cpus: CPUs of one node).
+  double job_watts(std::string_view type, int devices, int cpus, int node_cpus) const;
+  /// The type's draw, or nullptr when it is not listed.
+  const DevicePower* find_accelerator(std::string_view type) const;
+};
+
+/// How a deferrable job's start is chosen.
+enum class Rule {
+  kNone,            ///< no deferral (energy is only measured)
+  kCheapestWindow,  ///< the simple rule: start at the beginning of the lowest-priced step within the budget
+  kLeastCost,       ///< the start within the budget that minimises the price integrated over the job's run
+};
+const char* to_string(Rule rule);
+
+struct EnergyConfig {
+  PowerModel power;
+  Schedule price;          ///< currency per kWh; empty: no price (nothing is deferred)
+  Schedule carbon;         ///< gCO2 per kWh; empty: not reported
+  std::string currency = "EUR";
+  Rule rule = Rule::kLeastCost;
+  /// Jobs of these QOS or job classes (rlsched.yaml job_classes) may be deferred.
+  std::vector<std::string> deferrable_qos;
+  std::vector<std::string> deferrable_classes;
+  /// A deferrable job starts at most this long after its submit (or its own --begin) because of its price.
+  Seconds max_deferral = 0;
+  /// Defer only when the planned start costs at least this share less than starting at once (kLeastCost).
+  double min_saving = 0.05;
+
+  bool defers() const { return rule != Rule::kNone && !price.empty() && max_deferral > 0; }
+  bool deferrable(std::string_view qos, std::string_view job_class) const;
+};
+
+/// A job's start to plan: it may start from `now` on, must start by `deadline` (its eligible time plus
+/// max_deferral), runs for about `run` seconds (its time limit) drawing `watts`.
+struct StartRequest {
+  Seconds now = 0;
+  Seconds deadline = 0;
+  Seconds run = 0;
+  double watts = 0;
+};
+
+struct StartPlan {
+  Seconds begin = 0;       ///< when to let it start (now when not deferred)
+  bool deferred = false;
+  double cost_now = 0;     ///< the electricity cost of its run started now (currency)
+  double cost_planned = 0; ///< ... started at `begin`
+  std::string reason;      ///< one line for the user and the log
+};
+
+/// The one deferral decision (rule of `config`). Not deferrable, no price, or no cheaper start within the budget:
+/// begin = now.
+StartPlan plan_start(const EnergyConfig& config, const StartRequest& request);
+
+/// Whether a deferrable job pending at request.now is in an expensive window: its plan would still defer it. Such
+/// a job's site factor is 0 (site_factor/rlsched and the simulator).
+bool sinks(const EnergyConfig& config, const StartRequest& request);
+
+/// Energy (kWh) x price integrated over [from, to) at a constant draw: the cost, and (carbon schedule) the grams.
+double cost_of(const Schedule& schedule, double watts, Seconds from, Seconds to);
+
+}  // namespace rlsched::energy

@@ -1,0 +1,115 @@
+// What a job draws, and the one rule that decides whether a deferrable job waits for cheaper electricity.
+#include <algorithm>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "rlsched/energy.h"
+
+namespace rlsched::energy {
+namespace {
+
+std::string utc_text(Seconds t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Every second in (now, deadline] at which a start may cost differently from the second before: a step boundary
+// (the run's first second changes price) or a boundary minus the run (its last one does).
+std::vector<Seconds> candidate_starts(const Schedule& price, const StartRequest& r, bool align_ends) {
+  std::vector<Seconds> starts{r.now};
+  for (Seconds t = price.next_change(r.now); t <= r.deadline; t = price.next_change(t)) starts.push_back(t);
+  if (align_ends)
+    for (Seconds t = price.next_change(r.now + r.run); t - r.run <= r.deadline; t = price.next_change(t))
+      if (t - r.run > r.now) starts.push_back(t - r.run);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  return starts;
+}
+
+}  // namespace
+
+const char* to_string(Rule rule) {
+  switch (rule) {
+    case Rule::kNone:
+      return "none";
+    case Rule::kCheapestWindow:
+      return "cheapest-window";
+    case Rule::kLeastCost:
+      return "least-cost";
+  }
+  return "none";
+}
+
+double PowerModel::job_watts(std::string_view type, int devices, int cpus, int node_cpus) const {
+  double w = 0;
+  if (devices > 0) {
+    const auto it = find_accelerator(type);
+    if (it) w += devices * (it->busy_w - it->idle_w);
+  }
+  if (cpus > 0 && node_cpus > 0) w += (node.busy_w - node.idle_w) * static_cast<double>(cpus) / node_cpus;
+  return std::max(w, 0.0);
+}
+
+const DevicePower* PowerModel::find_accelerator(std::string_view type) const {
+  const auto it = accelerators.find(std::string(type));
+  return it == accelerators.end() ? nullptr : &it->second;
+}
+
+bool EnergyConfig::deferrable(std::string_view qos, std::string_view job_class) const {
+  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end())
+    return true;
+  return !job_class.empty() &&
+         std::find(deferrable_classes.begin(), deferrable_classes.end(), job_class) != deferrable_classes.end();
+}
+
+StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
+  StartPlan plan;
+  plan.begin = request.now;
+  const Seconds run = std::max<Seconds>(request.run, 1);
+  StartRequest r = request;
+  r.run = run;
+  plan.cost_now = cost_of(config.price, r.watts, r.now, r.now + run);
+  plan.cost_planned = plan.cost_now;
+  if (!config.defers() || r.watts <= 0 || r.deadline <= r.now) return plan;
+
+  Seconds best = r.now;
+  if (config.rule == Rule::kCheapestWindow) {
+    double lowest = config.price.at(r.now);
+    for (Seconds t : candidate_starts(config.price, r, false))
+      if (config.price.at(t) < lowest) {
+        lowest = config.price.at(t);
+        best = t;
+      }
+  } else {
+    double lowest = plan.cost_now;
+    for (Seconds t : candidate_starts(config.price, r, true)) {
+      const double c = cost_of(config.price, r.watts, t, t + run);
+      if (c < lowest) {
+        lowest = c;
+        best = t;
+      }
+    }
+    if (!(lowest < plan.cost_now * (1 - config.min_saving))) best = r.now;
+  }
+  if (best == r.now) return plan;
+  plan.begin = best;
+  plan.deferred = true;
+  plan.cost_planned = cost_of(config.price, r.watts, best, best + run);
+  plan.reason = fmt::format(
+      "deferred to {} ({}/kWh there, {} now): its run costs about {:.2f} {} instead of {:.2f}; it may wait until {}",
+      utc_text(best), fmt::format("{:.3g} {}", config.price.at(best), config.currency),
+      fmt::format("{:.3g}", config.price.at(r.now)), plan.cost_planned, config.currency, plan.cost_now,
+      utc_text(r.deadline));
+  return plan;
+}
+
+bool sinks(const EnergyConfig& config, const StartRequest& request) {
+  return plan_start(config, request).deferred;
+}
+
+}  // namespace rlsched::energy
