@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rlsched/cluster.h"
+#include "rlsched/energy.h"
 #include "rlsched/job.h"
 #include "rlsched/placement.h"
 #include "rlsched/preemption.h"
@@ -84,6 +85,11 @@ struct PluginConfig {
   PlacementConfig placement;
   /// preempt/rlsched's victims and grace times, job_submit/rlsched's checkpoint declarations (docs/preemption.md).
   preemption::Policy preemption;
+  /// Power draws, price and carbon schedules, and which jobs may wait for cheaper power (docs/energy.md).
+  energy::EnergyConfig energy;
+  /// Whether job_submit/rlsched sets the begin time of the jobs it defers (enforce) or only logs them (shadow);
+  /// rlsched.yaml energy.mode, by default `mode`.
+  Mode energy_mode = Mode::kShadow;
   /// Accepted but worth a look, one line each with file and line ("rlsched.yaml:31: job class 'bert' gives no
   /// speed for 910b: the type's speed 0.8 is used"); the plugins log them once at load.
   std::vector<std::string> warnings;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "rlsched/cluster.h"
+#include "rlsched/energy.h"
 #include "rlsched/job.h"
 #include "rlsched/job_view.h"
 #include "rlsched/placement.h"
@@ -144,6 +145,10 @@ struct SimConfig {
   /// the first submit is on it (a replay of a real run can take slurmctld's). Unset: main_pass_delay.
   std::optional<Seconds> backfill_phase;
   PlacementSettings placement;
+  /// rlsched.yaml's energy section (docs/energy.md), or nullptr: a deferrable job (EnergyConfig::deferrable of its
+  /// QOS and class) arriving when energy::plan_start defers it becomes eligible at the planned begin time, as
+  /// job_submit/rlsched's begin time makes it in Slurm, and while energy::sinks says so its site factor is 0.
+  const energy::EnergyConfig* energy = nullptr;
   /// Called now and then with the share of arrivals processed (0..1), for progress bars.
   std::function<void(double)> progress;
   /// Called for every start, reservation, end and requeue when set.
