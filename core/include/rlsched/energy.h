@@ -85,8 +85,8 @@ const char* to_string(Rule rule);
 
 struct EnergyConfig {
   PowerModel power;
-  Schedule price;          ///< currency per kWh; empty: no price (nothing is deferred)
-  Schedule carbon;         ///< gCO2 per kWh; empty: not reported
+  Schedule price;   ///< currency per kWh; empty: no price (nothing is deferred)
+  Schedule carbon;  ///< gCO2 per kWh; empty: not reported
   std::string currency = "EUR";
   Rule rule = Rule::kLeastCost;
   /// Jobs of these QOS or job classes (rlsched.yaml job_classes) may be deferred.
@@ -111,11 +111,11 @@ struct StartRequest {
 };
 
 struct StartPlan {
-  Seconds begin = 0;       ///< when to let it start (now when not deferred)
+  Seconds begin = 0;  ///< when to let it start (now when not deferred)
   bool deferred = false;
-  double cost_now = 0;     ///< the electricity cost of its run started now (currency)
-  double cost_planned = 0; ///< ... started at `begin`
-  std::string reason;      ///< one line for the user and the log
+  double cost_now = 0;      ///< the electricity cost of its run started now (currency)
+  double cost_planned = 0;  ///< ... started at `begin`
+  std::string reason;       ///< one line for the user and the log
 };
 
 /// The one deferral decision (rule of `config`). Not deferrable, no price, or no cheaper start within the budget:

@@ -61,8 +61,7 @@ const DevicePower* PowerModel::find_accelerator(std::string_view type) const {
 }
 
 bool EnergyConfig::deferrable(std::string_view qos, std::string_view job_class) const {
-  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end())
-    return true;
+  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end()) return true;
   return !job_class.empty() &&
          std::find(deferrable_classes.begin(), deferrable_classes.end(), job_class) != deferrable_classes.end();
 }
