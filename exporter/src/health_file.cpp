@@ -96,6 +96,10 @@ void append_health_families(const std::string& json_text, const std::string& sou
           source, out);
   by_kind(j, "faults", "rlsched_faults_total", "Faults the plugins caught and logged, by kind", source, out);
 
+  by_kind(j, "energy", "rlsched_energy_decisions_total",
+          "Energy decisions: deferrable jobs given a later begin time (deferred), that would have been in shadow mode "
+          "(would_defer), jobs ranked last while waiting in an expensive window (sunk)",
+          source, out);
   MetricFamily preempt = counter("rlsched_preemptions_total", "Victims preempt/rlsched chose");
   add_sample(preempt, {}, number(j, "preemptions", source));
   out.push_back(std::move(preempt));

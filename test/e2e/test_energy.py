@@ -68,7 +68,7 @@ def test_deferrable_job_waits_for_the_cheap_window_and_others_do_not(lab: Lab) -
     job = lab.job(deferred)
     assert job["JobState"] == "PENDING", job
     assert job["Reason"] == "BeginTime", job
-    assert job["BeginTime"] == local_time(cheap_from), (job["BeginTime"], local_time(cheap_from))
+    assert job["EligibleTime"] == local_time(cheap_from), (job["EligibleTime"], local_time(cheap_from))
     assert "deferred to" in job.get("AdminComment", ""), job
     log = lab.log_lines(rf"job_submit/rlsched: uid \d+ job energy-sweep: rlsched: deferred to")
     assert log, lab.log_tails("slurmctld")

@@ -67,6 +67,7 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
     "model": {"sha256": "ab12", "path": "/etc/slurm/m.pt", "loaded_at": 900, "fallback_active": true},
     "fallbacks": {"model_load_failed": 2}, "faults": {"nonfinite_scores": 1},
     "preemptions": 4, "grace_seconds": 120, "lost_accelerator_hours": 1.5,
+    "energy": {"deferred": 3, "would_defer": 0, "sunk": 11},
     "placements": [{"accelerator_type": "h200", "reason": "earliest_completion", "count": 7}],
     "site_factor_update_seconds": {"bounds": [0.001, 0.005], "counts": [3, 1, 1], "sum": 0.02},
     "rank_disagreement": {"share": 0.25, "pairs": 12, "jobs": 6, "mode": "shadow"}})";
@@ -80,6 +81,8 @@ TEST_CASE("the plugins' health record becomes rlsched_ metrics") {
   CHECK(has_line(t, R"(rlsched_fallbacks_total{kind="model_load_failed"} 2)"));
   CHECK(has_line(t, R"(rlsched_faults_total{kind="nonfinite_scores"} 1)"));
   CHECK(has_line(t, "rlsched_preemptions_total 4"));
+  CHECK(has_line(t, R"(rlsched_energy_decisions_total{kind="deferred"} 3)"));
+  CHECK(has_line(t, R"(rlsched_energy_decisions_total{kind="sunk"} 11)"));
   CHECK(has_line(t, "rlsched_preemption_grace_seconds_total 120"));
   CHECK(has_line(t, "rlsched_lost_accelerator_hours_total 1.5"));
   CHECK(has_line(t, R"(rlsched_placements_total{accelerator_type="h200",reason="earliest_completion"} 7)"));

@@ -134,7 +134,7 @@ StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
   plan.deferred = true;
   plan.cost_planned = cost_of(signal, r.watts, best, best + run);
   plan.reason = fmt::format(
-      "deferred to {} ({}/kWh there, {} now): its run costs about {:.2f} {} instead of {:.2f}; it may wait until {}",
+      "deferred to {} ({}/kWh there, {} now): its run costs about {:.3g} {} instead of {:.3g}; it may wait until {}",
       utc_text(best), fmt::format("{:.3g} {}", signal.at(best), unit), fmt::format("{:.3g}", signal.at(r.now)),
       plan.cost_planned, unit, plan.cost_now, utc_text(r.deadline));
   return plan;
