@@ -55,7 +55,7 @@ struct PolicyResult {
   std::vector<double> sequence_bsld;  ///< kRlScheduler: average bounded slowdown of each sequence
   SimCounters counters;               ///< kFull only
   std::vector<JobOutcome> outcomes;   ///< kFull with keep_outcomes: one per workload job, same order
-  std::optional<EnergyReport> energy; ///< with EvaluationOptions::energy
+  std::optional<EnergyReport> energy;  ///< with EvaluationOptions::energy
   double wall_seconds = 0;            ///< time the simulation took
 };
 
