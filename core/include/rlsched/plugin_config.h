@@ -90,6 +90,8 @@ struct PluginConfig {
   /// Whether job_submit/rlsched sets the begin time of the jobs it defers (enforce) or only logs them (shadow);
   /// rlsched.yaml energy.mode, by default `mode`.
   Mode energy_mode = Mode::kShadow;
+  /// The CSV schedules the energy section read (checked like the config file itself by load_plugin_config).
+  std::vector<std::string> schedule_files;
   /// Accepted but worth a look, one line each with file and line ("rlsched.yaml:31: job class 'bert' gives no
   /// speed for 910b: the type's speed 0.8 is used"); the plugins log them once at load.
   std::vector<std::string> warnings;

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "config/energy_config.h"
 #include "config/yaml_checks.h"
 #include "rlsched/scorer.h"
 #include "speed_schema.h"
@@ -78,7 +79,8 @@ const Keys kTopKeys = {"mode",
                        "gres_equivalence",
                        "job_classes",
                        "placement",
-                       "preemption"};
+                       "preemption",
+                       "energy"};
 const Keys kTypeKeys = {"name", "gres", "speed", "count_scale"};
 const Keys kClassKeys = {"name", "match", "speeds", "gres_portable"};
 const Keys kMatchKeys = {"job_name", "account", "user"};
@@ -139,6 +141,8 @@ class Parser : public YamlChecks {
     if (const YAML::Node n = root["job_classes"]) parse_classes(n, c);
     if (const YAML::Node n = root["placement"]) parse_placement(n, c.placement);
     if (const YAML::Node n = root["preemption"]) parse_preemption(n, c.preemption);
+    c.energy_mode = c.mode;
+    if (const YAML::Node n = root["energy"]) parse_energy(*this, n, c);
     return c;
   }
 
@@ -356,7 +360,11 @@ Result<PluginConfig> load_plugin_config(const std::string& path, const LoadConfi
   text << in.rdbuf();
   if (in.bad()) return Status::IoError(fmt::format("{}: cannot read config file", path));
   Result<PluginConfig> config = parse_plugin_config(text.str(), path);
-  if (config.ok()) config->path = path;
+  if (!config.ok()) return config;
+  config->path = path;
+  if (options.require_private)
+    for (const std::string& file : config->schedule_files)
+      if (Status trusted = check_trusted_file(file, "energy schedule"); !trusted.ok()) return trusted;
   return config;
 }
 

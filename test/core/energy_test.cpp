@@ -1,0 +1,156 @@
+// The energy model's schedule arithmetic and the deferral rule, with values worked by hand.
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "rlsched/energy.h"
+
+namespace rlsched::energy {
+namespace {
+
+using Catch::Matchers::WithinAbs;
+constexpr Seconds kH = 3600;
+
+// Every day: 00:00-06:00 at 0.10, 06:00-18:00 at 0.30, 18:00-24:00 at 0.50 (UTC unless an offset is given).
+Schedule daily_tariff(Seconds utc_offset = 0) {
+  std::vector<Schedule::Step> steps;
+  for (Seconds d = 0; d < 7; ++d) {
+    steps.push_back({d * 86400, 0.10});
+    steps.push_back({d * 86400 + 6 * kH, 0.30});
+    steps.push_back({d * 86400 + 18 * kH, 0.50});
+  }
+  return Schedule::weekly(steps, utc_offset);
+}
+
+EnergyConfig config_with(Schedule price, Rule rule) {
+  EnergyConfig c;
+  c.price = std::move(price);
+  c.rule = rule;
+  c.max_deferral = 12 * kH;
+  return c;
+}
+
+// Epoch second 0 is Thursday 1970-01-01 00:00 UTC.
+TEST_CASE("a weekly schedule gives the value of the local time of the week", "[energy]") {
+  const Schedule s = daily_tariff();
+  CHECK(s.at(0) == 0.10);
+  CHECK(s.at(6 * kH - 1) == 0.10);
+  CHECK(s.at(6 * kH) == 0.30);
+  CHECK(s.at(20 * kH) == 0.50);
+  CHECK(s.at(-1) == 0.50);  // Wednesday 23:59:59
+  CHECK(s.next_change(0) == 6 * kH);
+  CHECK(s.next_change(20 * kH) == 24 * kH);
+  // At UTC+01:00, 05:00 UTC is 06:00 local.
+  const Schedule local = daily_tariff(kH);
+  CHECK(local.at(5 * kH) == 0.30);
+  CHECK(local.next_change(0) == 5 * kH);
+}
+
+TEST_CASE("integrals and costs sum the steps a span covers", "[energy]") {
+  const Schedule s = daily_tariff();
+  // 05:00-07:00: one hour at 0.10 and one at 0.30 = 0.40 value-hours.
+  CHECK_THAT(s.integral(5 * kH, 7 * kH), WithinAbs(0.40 * kH, 1e-9));
+  // 1 kW over those two hours: 1 kWh at 0.10 plus 1 kWh at 0.30.
+  CHECK_THAT(cost_of(s, 1000, 5 * kH, 7 * kH), WithinAbs(0.40, 1e-12));
+  // A day is 6 h x 0.1 + 12 h x 0.3 + 6 h x 0.5 = 7.2 value-hours; a week 50.4, from wherever it starts.
+  CHECK_THAT(s.integral(0, kWeek), WithinAbs(50.4 * kH, 1e-6));
+  CHECK_THAT(s.integral(100, 100 + kWeek), WithinAbs(50.4 * kH, 1e-6));
+  CHECK_THAT(s.integral(0, 2 * kWeek + kH), WithinAbs((2 * 50.4 + 0.1) * kH, 1e-6));
+  CHECK(s.integral(10, 10) == 0);
+  CHECK(Schedule().integral(0, kH) == 0);
+}
+
+TEST_CASE("a series holds its end values outside its rows", "[energy]") {
+  const Schedule s = Schedule::series({{1000, 1}, {1900, 2}, {2800, 3}});
+  CHECK(s.at(0) == 1);
+  CHECK(s.at(1899) == 1);
+  CHECK(s.at(1900) == 2);
+  CHECK(s.at(99999) == 3);
+  CHECK(s.next_change(0) == 1000);
+  CHECK(s.next_change(1000) == 1900);
+  CHECK(s.next_change(3000) == std::numeric_limits<Seconds>::max());
+  CHECK_THAT(s.integral(1900, 2800), WithinAbs(2 * 900.0, 1e-9));
+  CHECK_THAT(s.integral(0, 1900), WithinAbs(1 * 1900.0, 1e-9));
+}
+
+TEST_CASE("least cost defers a run to the cheapest span within the budget", "[energy]") {
+  const EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
+  SECTION("a 2 h run at Thursday 16:00 waits for midnight") {
+    // Now: 16-18 at 0.3 = 0.6 per kW. Midnight: 2 h at 0.1 = 0.2. Fri 04:00 (the deadline, end aligned to 06:00)
+    // costs 0.2 too: the earlier of equal starts wins.
+    const StartPlan p = plan_start(c, {16 * kH, 28 * kH, 2 * kH, 1000});
+    CHECK(p.deferred);
+    CHECK(p.begin == 24 * kH);
+    CHECK_THAT(p.cost_now, WithinAbs(0.6, 1e-12));
+    CHECK_THAT(p.cost_planned, WithinAbs(0.2, 1e-12));
+    CHECK(p.reason.find("1970-01-02T00:00:00Z") != std::string::npos);
+  }
+  SECTION("an 8 h run: midnight (0.6 + 0.6) beats 22:00 aligned to end at 06:00 (1.0 + 0.6)") {
+    const StartPlan p = plan_start(c, {16 * kH, 28 * kH, 8 * kH, 1000});
+    CHECK(p.begin == 24 * kH);
+    CHECK_THAT(p.cost_now, WithinAbs(3.6, 1e-12));
+    CHECK_THAT(p.cost_planned, WithinAbs(1.2, 1e-12));
+  }
+  SECTION("no cheaper start before the deadline: it starts now") {
+    // By 18:00 only the 0.5 peak is reachable.
+    const StartPlan p = plan_start(c, {16 * kH, 18 * kH, 2 * kH, 1000});
+    CHECK_FALSE(p.deferred);
+    CHECK(p.begin == 16 * kH);
+  }
+  SECTION("already in the cheapest span: it starts now") {
+    CHECK_FALSE(plan_start(c, {kH, 13 * kH, 2 * kH, 1000}).deferred);
+  }
+  SECTION("a job that draws nothing or whose budget is spent is never deferred") {
+    CHECK_FALSE(plan_start(c, {16 * kH, 28 * kH, 2 * kH, 0}).deferred);
+    CHECK_FALSE(plan_start(c, {16 * kH, 16 * kH, 2 * kH, 1000}).deferred);
+  }
+}
+
+TEST_CASE("least cost does not defer for a saving below min_saving", "[energy]") {
+  // 0.30 now, 0.29 from 17:00: waiting saves 1/30 = 3.3% of a 1 h run.
+  EnergyConfig c = config_with(Schedule::weekly({{0, 0.30}, {17 * kH, 0.29}, {18 * kH, 0.30}}, 0), Rule::kLeastCost);
+  CHECK_FALSE(plan_start(c, {4 * 86400 + 16 * kH, 4 * 86400 + 20 * kH, kH, 1000}).deferred);  // epoch day 4: a Monday
+  c.min_saving = 0.02;
+  CHECK(plan_start(c, {4 * 86400 + 16 * kH, 4 * 86400 + 20 * kH, kH, 1000}).begin == 4 * 86400 + 17 * kH);
+}
+
+TEST_CASE("the cheapest-window rule starts in a short dip before a peak; least cost does not", "[energy]") {
+  // Monday (epoch day 4, 345600 s): 0.30 all day but a dip at 0.05 from 17:00 to 18:00, then 0.50 to midnight.
+  const Seconds monday = 4 * 86400;
+  const Schedule s = Schedule::weekly({{0, 0.30}, {17 * kH, 0.05}, {18 * kH, 0.50}, {24 * kH, 0.30}}, 0);
+  const StartRequest r{monday + 12 * kH, monday + 20 * kH, 4 * kH, 1000};
+  // Cheapest window: start at 17:00, the lowest price within the budget: 1 h x 0.05 + 3 h x 0.5 = 1.55, more than
+  // the 4 x 0.3 = 1.2 of starting now.
+  const StartPlan simple = plan_start(config_with(s, Rule::kCheapestWindow), r);
+  CHECK(simple.begin == monday + 17 * kH);
+  CHECK_THAT(simple.cost_planned, WithinAbs(1.55, 1e-12));
+  // Least cost: from 14:00 it ends with the dip, 3 h x 0.3 + 1 h x 0.05 = 0.95.
+  const StartPlan best = plan_start(config_with(s, Rule::kLeastCost), r);
+  CHECK(best.begin == monday + 14 * kH);
+  CHECK_THAT(best.cost_planned, WithinAbs(0.95, 1e-12));
+  CHECK(sinks(config_with(s, Rule::kLeastCost), r));
+  CHECK_FALSE(plan_start(config_with(s, Rule::kNone), r).deferred);
+}
+
+TEST_CASE("deferrable jobs are named by QOS or job class", "[energy]") {
+  EnergyConfig c;
+  c.deferrable_qos = {"sweep"};
+  c.deferrable_classes = {"ablation"};
+  CHECK(c.deferrable("sweep", ""));
+  CHECK(c.deferrable("normal", "ablation"));
+  CHECK_FALSE(c.deferrable("normal", "pretrain"));
+  CHECK_FALSE(c.deferrable("", ""));
+}
+
+TEST_CASE("a job's draw is its devices' and its share of the host's, above idle", "[energy]") {
+  PowerModel p;
+  p.accelerators["h200"] = {700, 100};
+  p.node = {500, 200};
+  // 4 H200 x 600 W + 16 of 64 CPUs x 300 W = 2400 + 75.
+  CHECK_THAT(p.job_watts("h200", 4, 16, 64), WithinAbs(2475, 1e-9));
+  CHECK_THAT(p.job_watts("a100", 4, 0, 64), WithinAbs(0, 1e-9));  // a type without figures draws nothing
+  CHECK_THAT(p.job_watts("", 0, 64, 64), WithinAbs(300, 1e-9));
+}
+
+}  // namespace
+}  // namespace rlsched::energy
