@@ -2,6 +2,9 @@
 // by node, whenever one of its jobs starts or stops (and at the end).
 #include <algorithm>
 #include <limits>
+#include <random>
+
+#include <fmt/format.h>
 
 #include "rlsched/sim/energy.h"
 
@@ -238,6 +241,27 @@ void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const
   }
   report.deferrable.average_wait = started[1] > 0 ? waited[1] / static_cast<double>(started[1]) : 0;
   report.other.average_wait = started[0] > 0 ? waited[0] / static_cast<double>(started[0]) : 0;
+}
+
+Result<energy::Rule> parse_energy_rule(const std::string& text) {
+  for (const energy::Rule rule : {energy::Rule::kNone, energy::Rule::kCheapestWindow, energy::Rule::kLeastCost})
+    if (text == energy::to_string(rule)) return rule;
+  return Status::InvalidInput(
+      fmt::format("unknown energy rule '{}' (known: none, cheapest-window, least-cost)", text));
+}
+
+std::size_t mark_deferrable(std::vector<Job>& jobs, double share, std::uint64_t seed, const std::string& qos,
+                            const std::string& skip_qos) {
+  std::mt19937_64 rng(seed ^ 0x5851f42d4c957f2dULL);  // independent of --urgent's draw with the same seed
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::size_t marked = 0;
+  for (Job& job : jobs) {
+    const double draw = unit(rng);
+    if (draw >= share || (!skip_qos.empty() && job.qos == skip_qos)) continue;
+    job.qos = qos;
+    ++marked;
+  }
+  return marked;
 }
 
 }  // namespace rlsched::sim

@@ -165,6 +165,7 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     r.counters = std::move(run->counters);
     if (meter) {
       r.energy = meter->finish(0);  // closed at the last event
+      r.energy->deferral = config.energy != nullptr ? config.energy->rule : energy::Rule::kNone;
       split_by_deferral(*r.energy, workload.jobs, run->outcomes, *options.energy);
     }
     if (options.keep_outcomes) r.outcomes = std::move(run->outcomes);

@@ -219,3 +219,30 @@ TEST_CASE("evaluate_policy meters energy beside the caller's observer, under the
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.status().message(), Catch::Contains("full protocol"));
 }
+
+TEST_CASE("parse_energy_rule takes the config's words and names them on a mistake") {
+  CHECK(*rlsched::sim::parse_energy_rule("none") == rlsched::energy::Rule::kNone);
+  CHECK(*rlsched::sim::parse_energy_rule("cheapest-window") == rlsched::energy::Rule::kCheapestWindow);
+  CHECK(*rlsched::sim::parse_energy_rule("least-cost") == rlsched::energy::Rule::kLeastCost);
+  auto bad = rlsched::sim::parse_energy_rule("cheapest");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("'cheapest'") && Catch::Contains("least-cost"));
+}
+
+TEST_CASE("mark_deferrable: a seeded share of the jobs, never one of the skipped QOS, the same for a seed") {
+  std::vector<Job> jobs;
+  for (int i = 0; i < 1000; ++i) jobs.push_back(rlsched::test::cpu_job(i + 1, i, 60, 1));
+  jobs[0].qos = "urgent";
+  std::vector<Job> again = jobs;
+  const std::size_t marked = rlsched::sim::mark_deferrable(jobs, 0.3, 7, "standby", "urgent");
+  CHECK(marked > 240);  // 300 expected; the binomial's standard deviation is about 14.5
+  CHECK(marked < 360);
+  CHECK(jobs[0].qos == "urgent");
+  std::size_t standby = 0;
+  for (const Job& j : jobs) standby += j.qos == "standby" ? 1 : 0;
+  CHECK(standby == marked);
+  CHECK(rlsched::sim::mark_deferrable(again, 0.3, 7, "standby", "urgent") == marked);
+  for (std::size_t i = 0; i < jobs.size(); ++i) CHECK(jobs[i].qos == again[i].qos);
+  std::vector<Job> all = again;
+  CHECK(rlsched::sim::mark_deferrable(all, 1.0, 7, "standby", "") == all.size());
+}

@@ -26,6 +26,7 @@
 #include "rlsched/job.h"
 #include "rlsched/sim/outcome.h"
 #include "rlsched/sim/simulator.h"
+#include "rlsched/status.h"
 
 namespace rlsched::sim {
 
@@ -74,6 +75,8 @@ struct EnergyReport {
   EnergyFigures suspended;                                ///< suspended nodes
   Seconds series_step = 3600;
   std::vector<EnergySample> series;
+  /// The rule that deferred jobs in this run (SimConfig::energy's; kNone without), filled by evaluate_policy.
+  energy::Rule deferral = energy::Rule::kNone;
   /// Filled by split_by_deferral: jobs energy::EnergyConfig::deferrable says may wait, and all others.
   EnergyGroup deferrable;
   EnergyGroup other;
@@ -154,5 +157,13 @@ class EnergyMeter {
 /// class) puts it in. `outcomes` are the simulation's, one per job.
 void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const std::vector<JobOutcome>& outcomes,
                        const energy::EnergyConfig& config);
+
+/// "none", "cheapest-window", "least-cost" (energy::to_string's words).
+Result<energy::Rule> parse_energy_rule(const std::string& text);
+
+/// Deferrable work for a study: each job not of QOS `skip_qos` gets QOS `qos` with probability `share`, drawn
+/// with `seed` (one draw per job in list order, so a job's fate does not depend on the others). \return how many.
+std::size_t mark_deferrable(std::vector<Job>& jobs, double share, std::uint64_t seed, const std::string& qos,
+                            const std::string& skip_qos);
 
 }  // namespace rlsched::sim
