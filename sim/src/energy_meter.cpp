@@ -246,8 +246,7 @@ void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const
 Result<energy::Rule> parse_energy_rule(const std::string& text) {
   for (const energy::Rule rule : {energy::Rule::kNone, energy::Rule::kCheapestWindow, energy::Rule::kLeastCost})
     if (text == energy::to_string(rule)) return rule;
-  return Status::InvalidInput(
-      fmt::format("unknown energy rule '{}' (known: none, cheapest-window, least-cost)", text));
+  return Status::InvalidInput(fmt::format("unknown energy rule '{}' (known: none, cheapest-window, least-cost)", text));
 }
 
 std::size_t mark_deferrable(std::vector<Job>& jobs, double share, std::uint64_t seed, const std::string& qos,
