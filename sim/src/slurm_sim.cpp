@@ -18,15 +18,14 @@ constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
 /// Added to the queue tier of jobs of a QOS that may preempt: they queue ahead of every other job.
 constexpr int kUrgentTier = 1 << 20;
 
-#define SIM_CHECK(condition, ...) \
-  do {                            \
+#define SIM_CHECK(condition, ...)                                       \
+  do {                                                                  \
     if (!(condition)) throw std::logic_error(fmt::format(__VA_ARGS__)); \
   } while (0)
 
 }  // namespace
 
-SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer,
-                   const SimConfig& config)
+SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config)
     : cluster_(cluster),
       jobs_(jobs),
       scorer_(scorer),
@@ -179,7 +178,8 @@ SimResult SlurmSim::run() {
     }
     if (config_.progress && next_arrival_ >= reported + 512) {
       reported = next_arrival_;
-      config_.progress(static_cast<double>(next_arrival_) / static_cast<double>(std::max<std::size_t>(jobs_.size(), 1)));
+      config_.progress(static_cast<double>(next_arrival_) /
+                       static_cast<double>(std::max<std::size_t>(jobs_.size(), 1)));
     }
   }
 
@@ -193,8 +193,7 @@ SimResult SlurmSim::run() {
   }
 
   SimResult result;
-  result.metrics = compute_metrics(jobs_, outcomes_, total_cpus_, cluster_.accelerator_types,
-                                   topology_.type_capacity);
+  result.metrics = compute_metrics(jobs_, outcomes_, total_cpus_, cluster_.accelerator_types, topology_.type_capacity);
   result.metrics.fragmentation = fragmentation_.cpu_share();
   result.metrics.accel_fragmentation = fragmentation_.accel_share();
   result.outcomes = std::move(outcomes_);
@@ -271,6 +270,15 @@ void SlurmSim::admit_arrivals_due(Seconds now) {
       continue;
     }
     if (config_.placement.mode == Placement::kPredictive) place_at_submit(job, now);
+    // job_submit/rlsched's begin time: a deferred job is not eligible until then (Slurm: reason BeginTime).
+    if (const auto request = deferral_request(job, now)) {
+      const energy::StartPlan plan = energy::plan_start(*config_.energy, *request);
+      if (plan.deferred) {
+        requeued_.emplace(plan.begin, job);
+        ++counters_.deferred;
+        continue;
+      }
+    }
     make_pending(job, now);
   }
 }
@@ -287,8 +295,8 @@ void SlurmSim::admit_requeued_due(Seconds now) {
 void SlurmSim::update_priorities(Seconds now) {
   fairshare_.decay(now - last_charge_);
   for (const auto& [expected_end, job] : running_by_limit_)
-    fairshare_.charge(requests_[job].user,
-                      static_cast<double>(jobs_[job].cpus) * static_cast<double>(now - std::max(state_[job].start, last_charge_)));
+    fairshare_.charge(requests_[job].user, static_cast<double>(jobs_[job].cpus) *
+                                               static_cast<double>(now - std::max(state_[job].start, last_charge_)));
   last_charge_ = now;
   next_tick_ = now + std::max<Seconds>(cluster_.priority.calc_period, 1);
   ++counters_.priority_updates;
@@ -297,6 +305,7 @@ void SlurmSim::update_priorities(Seconds now) {
   batch_jobs_.clear();
   for (const QueueEntry& e : pending_) batch_jobs_.push_back(e.job);
   score_batch(batch_jobs_, now, false);
+  sink_deferrable(batch_jobs_, now);
   if (multifactor_) {
     sorted_scores_ = scores_;
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
@@ -562,9 +571,10 @@ void SlurmSim::make_pending(int job, Seconds now) {
   s.eligible = now;
   batch_jobs_.assign(1, job);
   score_batch(batch_jobs_, now, true);
+  sink_deferrable(batch_jobs_, now);
   s.priority = priority_of(batch_[0], scores_[0]);
-  const QueueEntry entry{job, jobs_[job].cpus, requests_[job].limit, s.generation, requests_[job].tier, s.priority,
-                         jobs_[job].submit};
+  const QueueEntry entry{job,        jobs_[job].cpus,  requests_[job].limit, s.generation, requests_[job].tier,
+                         s.priority, jobs_[job].submit};
   const auto at = std::upper_bound(pending_.begin(), pending_.end(), entry);
   first_live_ = std::min(first_live_, static_cast<std::size_t>(at - pending_.begin()));
   pending_.insert(at, entry);
@@ -656,6 +666,29 @@ double SlurmSim::priority_of(const PendingJob& view, double score) const {
   // ties go by submit time, then job id.
   const double slurm = multifactor_priority(cluster_.priority, view) + site;
   return std::max(1.0, std::floor(slurm));
+}
+
+void SlurmSim::sink_deferrable(const std::vector<int>& jobs, Seconds now) {
+  if (!config_.energy) return;
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (const auto request = deferral_request(jobs[i], now); request && energy::sinks(*config_.energy, *request))
+      scores_[i] = energy::kSunkScore;
+}
+
+std::optional<energy::StartRequest> SlurmSim::deferral_request(int job, Seconds now) const {
+  if (!config_.energy) return std::nullopt;
+  const Job& j = jobs_[job];
+  energy::DeferrableJob d;
+  d.qos = j.qos;
+  d.job_class = j.job_class;
+  d.eligible = j.submit;
+  d.time_limit = requests_[job].limit;
+  for (int t : requests_[job].types)
+    if (t >= 0) d.types.push_back(cluster_.accelerator_types[static_cast<std::size_t>(t)].name);
+  d.accelerators = j.accel.count;
+  d.cpus = j.cpus;
+  d.node_cpus = total_cpus_ / std::max(topology_.node_count(), 1);
+  return energy::deferral_request(*config_.energy, d, now);
 }
 
 /// Queue order: higher partition tier, higher priority, earlier submit, earlier in the trace.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <queue>
 #include <set>
 #include <vector>
@@ -63,9 +64,9 @@ class SlurmSim {
     std::uint32_t generation = 0;  ///< invalidates completion events of runs cut short by a node failure
     Allocation allocation;
     int allocated_cpus = 0;
-    double saved_work = 0;  ///< reference work (run seconds at speed 1) kept by checkpoints: resumed from
-    Seconds overhead = 0;   ///< restart overhead paid at the start of the current run
-    Seconds signalled = -1; ///< when the current run was chosen as a victim (its grace runs); -1: not
+    double saved_work = 0;   ///< reference work (run seconds at speed 1) kept by checkpoints: resumed from
+    Seconds overhead = 0;    ///< restart overhead paid at the start of the current run
+    Seconds signalled = -1;  ///< when the current run was chosen as a victim (its grace runs); -1: not
   };
 
   struct Completion {
@@ -86,7 +87,6 @@ class SlurmSim {
     long long extra_cpus = 0;  ///< aggregate: partition CPUs left at `start` after the reserved job
     FreeState extra;           ///< per node: free at `start` minus the reserved job's allocation
   };
-
 
   // Events.
   Seconds next_event_time();
@@ -157,6 +157,11 @@ class SlurmSim {
   /// Multifactor (the cluster's weights, the view's factors) plus the site factor: site_factor_of(score) at
   /// weights.site.
   double priority_of(const PendingJob& view, double score) const;
+  /// SimConfig::energy: scores_[i] of each jobs[i] that energy::sinks at `now` becomes energy::kSunkScore (after
+  /// the decision hook saw the policy's own scores), as the C ABI's scoring does before ranking.
+  void sink_deferrable(const std::vector<int>& jobs, Seconds now);
+  /// SimConfig::energy: the job's deferral request at `now` (energy.h), or nullopt when it is not deferrable.
+  std::optional<energy::StartRequest> deferral_request(int job, Seconds now) const;
   /// Scores batch_ into scores_ (the policy's one batched call) and tells config_.on_scoring.
   void score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit);
   bool ranks_before(int a, int b) const;
@@ -192,11 +197,11 @@ class SlurmSim {
   long long free_accel_total_ = 0;  // up nodes only
   int nodes_down_ = 0;
   std::vector<std::vector<int>> node_partitions_;
-  std::vector<char> partition_whole_;  // partition has every node: membership tests can be skipped
-  std::vector<int> partition_free_cpus_;                 // up nodes only
-  std::vector<std::vector<int>> partition_free_accel_;   // [partition][type], up nodes only
-  std::vector<long long> type_free_;                     // [type], up nodes only
-  std::vector<long long> type_up_;                       // [type]: accelerators on up nodes
+  std::vector<char> partition_whole_;                   // partition has every node: membership tests can be skipped
+  std::vector<int> partition_free_cpus_;                // up nodes only
+  std::vector<std::vector<int>> partition_free_accel_;  // [partition][type], up nodes only
+  std::vector<long long> type_free_;                    // [type], up nodes only
+  std::vector<long long> type_up_;                      // [type]: accelerators on up nodes
 
   std::vector<int> arrival_order_;  // job indices by submit time
   std::size_t next_arrival_ = 0;
@@ -222,7 +227,7 @@ class SlurmSim {
   }
   std::vector<QueueEntry> pending_;
   std::size_t pending_count_ = 0;
-  std::size_t first_live_ = 0;  // no live entry before this index (jobs start mostly from the head)
+  std::size_t first_live_ = 0;       // no live entry before this index (jobs start mostly from the head)
   std::multiset<int> pending_cpus_;  // CPU requests of pending jobs (backfill and fragmentation need the smallest)
   std::size_t pending_accel_jobs_ = 0;
   std::set<std::pair<Seconds, int>> running_by_limit_;  // (expected end, job)
@@ -247,10 +252,10 @@ class SlurmSim {
   Seconds main_delay_ = 0;
   Seconds end_delay_ = 0;
   Seconds batch_delay_ = 0;
-  Seconds main_due_ = -1;              // when the deferred main pass runs
-  Seconds last_deferred_pass_ = -1;    // when the last deferred main pass ran
-  bool ended_ = false;                 // a job ended since the last pass
-  bool only_arrivals_ = false;         // ...and it was only arrivals (the last full pass's blocks still hold)
+  Seconds main_due_ = -1;            // when the deferred main pass runs
+  Seconds last_deferred_pass_ = -1;  // when the last deferred main pass ran
+  bool ended_ = false;               // a job ended since the last pass
+  bool only_arrivals_ = false;       // ...and it was only arrivals (the last full pass's blocks still hold)
   std::vector<int> new_arrivals_;
 
   // The policy's inputs (job_view): the cluster snapshot, and each job class's speed of every type.
@@ -275,7 +280,7 @@ class SlurmSim {
   std::vector<char> usable_;
   std::vector<int> up_nodes_;
   Demand scratch_demand_;
-  Seconds next_backfill_ = 0;             // Backfill::kSlurm: when the next cycle runs
+  Seconds next_backfill_ = 0;  // Backfill::kSlurm: when the next cycle runs
 };
 
 }  // namespace rlsched::sim

@@ -152,5 +152,36 @@ TEST_CASE("a job's draw is its devices' and its share of the host's, above idle"
   CHECK_THAT(p.job_watts("", 0, 64, 64), WithinAbs(300, 1e-9));
 }
 
+TEST_CASE("a deferral request counts the budget from the job's eligible time", "[energy]") {
+  EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
+  c.deferrable_qos = {"sweep"};
+  c.power.accelerators["h200"] = {700, 100};
+  c.power.accelerators["a100"] = {400, 100};
+  c.power.node = {500, 200};
+  DeferrableJob j;
+  j.qos = "sweep";
+  j.eligible = 1000;
+  j.time_limit = 2 * kH;
+  j.accelerators = 2;
+  j.cpus = 8;
+  j.node_cpus = 32;
+  j.types = {"h200"};
+  const auto r = deferral_request(c, j, 5000);
+  REQUIRE(r);
+  CHECK(r->now == 5000);
+  CHECK(r->deadline == 1000 + 12 * kH);
+  CHECK(r->run == 2 * kH);
+  CHECK(r->watts == 2 * 600 + 300.0 * 8 / 32);  // 1275
+  j.types = {};                                 // any type: the mean of h200's 600 and a100's 300
+  CHECK(request_watts(c.power, j) == 2 * 450 + 75.0);
+  j.types = {"910b"};  // no figures for it: the same mean
+  CHECK(request_watts(c.power, j) == 2 * 450 + 75.0);
+  j.qos = "normal";
+  CHECK_FALSE(deferral_request(c, j, 5000));
+  j.qos = "sweep";
+  c.rule = Rule::kNone;
+  CHECK_FALSE(deferral_request(c, j, 5000));
+}
+
 }  // namespace
 }  // namespace rlsched::energy

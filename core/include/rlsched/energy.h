@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,8 +87,8 @@ const char* to_string(Rule rule);
 
 struct EnergyConfig {
   PowerModel power;
-  Schedule price;          ///< currency per kWh; empty: no price (nothing is deferred)
-  Schedule carbon;         ///< gCO2 per kWh; empty: not reported
+  Schedule price;   ///< currency per kWh; empty: no price (nothing is deferred)
+  Schedule carbon;  ///< gCO2 per kWh; empty: not reported
   std::string currency = "EUR";
   Rule rule = Rule::kLeastCost;
   /// Jobs of these QOS or job classes (rlsched.yaml job_classes) may be deferred.
@@ -111,20 +113,43 @@ struct StartRequest {
 };
 
 struct StartPlan {
-  Seconds begin = 0;       ///< when to let it start (now when not deferred)
+  Seconds begin = 0;  ///< when to let it start (now when not deferred)
   bool deferred = false;
-  double cost_now = 0;     ///< the electricity cost of its run started now (currency)
-  double cost_planned = 0; ///< ... started at `begin`
-  std::string reason;      ///< one line for the user and the log
+  double cost_now = 0;      ///< the electricity cost of its run started now (currency)
+  double cost_planned = 0;  ///< ... started at `begin`
+  std::string reason;       ///< one line for the user and the log
 };
+
+/// What the deferral rule needs of a job, as job_submit/rlsched, site_factor/rlsched and the simulator know it.
+struct DeferrableJob {
+  std::string_view qos;
+  std::string_view job_class;      ///< its class in rlsched.yaml job_classes ("" for none)
+  Seconds eligible = 0;            ///< its submit, or its own --begin when later: the budget counts from here
+  Seconds time_limit = 0;          ///< its run is assumed to last this long
+  std::vector<std::string> types;  ///< accelerator types it may run on; empty: any the power model lists
+  int accelerators = 0;
+  int cpus = 0;
+  int node_cpus = 0;  ///< CPUs of one node (the cluster's average): the host share of its CPUs
+};
+
+/// The job's draw: its CPUs' host share plus its accelerators at the mean draw of its types (of every type the
+/// model lists when it names none or none of them has figures). Only costs' ratios drive a decision, so a mean
+/// over the types it may get is enough to decide; reports use the type it ran on.
+double request_watts(const PowerModel& power, const DeferrableJob& job);
+
+/// The request plan_start and sinks take for a deferrable job at `now`: deadline eligible + max_deferral, run its
+/// time limit; nullopt when the job is not deferrable or the config defers nothing.
+std::optional<StartRequest> deferral_request(const EnergyConfig& config, const DeferrableJob& job, Seconds now);
 
 /// The one deferral decision (rule of `config`). Not deferrable, no price, or no cheaper start within the budget:
 /// begin = now.
 StartPlan plan_start(const EnergyConfig& config, const StartRequest& request);
 
 /// Whether a deferrable job pending at request.now is in an expensive window: its plan would still defer it. Such
-/// a job's site factor is 0 (site_factor/rlsched and the simulator).
+/// a job's policy score is replaced by kSunkScore before scores become site factors (site_factor/rlsched and the
+/// simulator), so it ranks below every other pending job: site factor 0, and the others' ranks count it below them.
 bool sinks(const EnergyConfig& config, const StartRequest& request);
+constexpr double kSunkScore = -std::numeric_limits<double>::infinity();
 
 /// Energy (kWh) x price integrated over [from, to) at a constant draw: the cost, and (carbon schedule) the grams.
 double cost_of(const Schedule& schedule, double watts, Seconds from, Seconds to);

@@ -41,11 +41,12 @@ int day_index(const std::string& name) {
   return -1;
 }
 
-/// An entry of a weekly table: [start, end) in seconds of the week, and where it was written.
+/// An entry of a weekly table on one day: [start, end) in seconds of the week, and the entry's index (not its node:
+/// YAML::Node assigns through, so a sorted copy would rewrite the document).
 struct Span {
   Seconds start = 0, end = 0;
   double value = 0;
-  YAML::Node node;
+  std::size_t entry = 0;
 };
 
 class EnergyParser {
@@ -95,7 +96,8 @@ class EnergyParser {
  private:
   double watts(const YAML::Node& n, const std::string& key) const {
     const double w = c_.number(n, key);
-    if (!(w >= 0) || w > kMaxWatts) c_.fail(n, fmt::format("{} must be in [0, {}] watts (got {})", key, kMaxWatts, n.Scalar()));
+    if (!(w >= 0) || w > kMaxWatts)
+      c_.fail(n, fmt::format("{} must be in [0, {}] watts (got {})", key, kMaxWatts, n.Scalar()));
     return w;
   }
 
@@ -120,8 +122,9 @@ class EnergyParser {
         if (!config_.find_type(type)) {
           std::string known;
           for (const AcceleratorType& t : config_.accelerator_types) known += (known.empty() ? "" : ", ") + t.name;
-          c_.fail(kv.first, fmt::format("energy.power.accelerators: unknown accelerator type '{}' ({})", type,
-                                        known.empty() ? "accelerator_types lists none" : "accelerator_types lists " + known));
+          c_.fail(kv.first,
+                  fmt::format("energy.power.accelerators: unknown accelerator type '{}' ({})", type,
+                              known.empty() ? "accelerator_types lists none" : "accelerator_types lists " + known));
         }
         p.accelerators[type] = device(kv.second, "energy.power.accelerators." + type);
       }
@@ -200,19 +203,20 @@ class EnergyParser {
                                             "(e.g. 22:00-24:00 and 00:00-07:00)",
                                             at, hours));
       const double value = schedule_value(entry["value"], at + ".value");
-      for (int d : days(entry["days"], at + ".days")) spans.push_back({d * 86400 + from, d * 86400 + to, value, entry});
+      for (int d : days(entry["days"], at + ".days")) spans.push_back({d * 86400 + from, d * 86400 + to, value, i});
     }
     std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
     std::vector<energy::Schedule::Step> steps;
     Seconds covered = 0;
     for (const Span& s : spans) {
       if (s.start < covered)
-        c_.fail(s.node, fmt::format("{}.weekly: this entry overlaps another at {} (each moment of the week has one "
-                                    "value)",
-                                    where, week_time(s.start)));
+        c_.fail(weekly[s.entry],
+                fmt::format("{}.weekly: this entry overlaps another at {} (each moment of the week has one "
+                            "value)",
+                            where, week_time(s.start)));
       if (s.start > covered)
-        c_.fail(s.node, fmt::format("{}.weekly leaves {} to {} without a value (a gap before this entry)", where,
-                                    week_time(covered), week_time(s.start)));
+        c_.fail(weekly[s.entry], fmt::format("{}.weekly leaves {} to {} without a value (a gap before this entry)",
+                                             where, week_time(covered), week_time(s.start)));
       if (steps.empty() || steps.back().value != s.value) steps.push_back({s.start, s.value});
       covered = s.end;
     }
@@ -276,8 +280,7 @@ bool parse_timestamp(std::string text, Seconds& out) {
              text[text.size() - 3] == ':') {
     int h = 0, m = 0;
     char tail = 0;
-    if (std::sscanf(text.c_str() + text.size() - 5, "%2d:%2d%c", &h, &m, &tail) != 2 || h > 14 || m > 59)
-      return false;
+    if (std::sscanf(text.c_str() + text.size() - 5, "%2d:%2d%c", &h, &m, &tail) != 2 || h > 14 || m > 59) return false;
     offset = (text[text.size() - 6] == '-' ? -1 : 1) * (h * 3600 + m * 60);
     text.resize(text.size() - 6);
   }
@@ -320,26 +323,27 @@ Result<energy::Schedule> read_schedule_csv(const std::string& path) {
     char* end = nullptr;
     errno = 0;
     const double value = std::strtod(value_text.c_str(), &end);
-    const bool numeric = !value_text.empty() && end == value_text.c_str() + value_text.size() && errno == 0 &&
-                         std::isfinite(value);
+    const bool numeric =
+        !value_text.empty() && end == value_text.c_str() + value_text.size() && errno == 0 && std::isfinite(value);
     Seconds t = 0;
     if (!parse_timestamp(stamp, t)) {
       if (steps.empty() && !numeric) continue;  // a header line
-      return Status::InvalidInput(fmt::format(
-          "{}:{}: '{}' is not a timestamp (epoch seconds, or YYYY-MM-DDTHH:MM[:SS] with Z or +HH:MM)", path, number,
-          stamp));
+      return Status::InvalidInput(
+          fmt::format("{}:{}: '{}' is not a timestamp (epoch seconds, or YYYY-MM-DDTHH:MM[:SS] with Z or +HH:MM)", path,
+                      number, stamp));
     }
     if (!numeric)
       return Status::InvalidInput(fmt::format("{}:{}: value '{}' is not a number", path, number, value_text));
     if (value < 0)
-      return Status::InvalidInput(fmt::format("{}:{}: negative value {} (prices and intensities must be >= 0)", path,
-                                              number, value_text));
+      return Status::InvalidInput(
+          fmt::format("{}:{}: negative value {} (prices and intensities must be >= 0)", path, number, value_text));
     if (!steps.empty()) {
       const Seconds gap = t - steps.back().start;
       if (gap <= 0)
-        return Status::InvalidInput(fmt::format("{}:{}: {} is not after line {}'s timestamp (rows overlap or are out "
-                                                "of order)",
-                                                path, number, stamp, last_line));
+        return Status::InvalidInput(
+            fmt::format("{}:{}: {} is not after line {}'s timestamp (rows overlap or are out "
+                        "of order)",
+                        path, number, stamp, last_line));
       if (step == 0) step = gap;
       if (gap != step)
         return Status::InvalidInput(fmt::format("{}:{}: {} after line {}, but the series steps every {}{}", path,

@@ -61,10 +61,36 @@ const DevicePower* PowerModel::find_accelerator(std::string_view type) const {
 }
 
 bool EnergyConfig::deferrable(std::string_view qos, std::string_view job_class) const {
-  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end())
-    return true;
+  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end()) return true;
   return !job_class.empty() &&
          std::find(deferrable_classes.begin(), deferrable_classes.end(), job_class) != deferrable_classes.end();
+}
+
+double request_watts(const PowerModel& power, const DeferrableJob& job) {
+  double sum = 0;
+  int listed = 0;
+  for (const std::string& type : job.types)
+    if (const DevicePower* d = power.find_accelerator(type)) {
+      sum += d->busy_w - d->idle_w;
+      ++listed;
+    }
+  if (listed == 0)
+    for (const auto& [type, d] : power.accelerators) {
+      sum += d.busy_w - d.idle_w;
+      ++listed;
+    }
+  const double per_device = listed > 0 ? sum / listed : 0;
+  return std::max(0.0, job.accelerators * per_device) + power.job_watts("", 0, job.cpus, job.node_cpus);
+}
+
+std::optional<StartRequest> deferral_request(const EnergyConfig& config, const DeferrableJob& job, Seconds now) {
+  if (!config.defers() || !config.deferrable(job.qos, job.job_class)) return std::nullopt;
+  StartRequest r;
+  r.now = now;
+  r.deadline = job.eligible + config.max_deferral;
+  r.run = job.time_limit;
+  r.watts = request_watts(config.power, job);
+  return r;
 }
 
 StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {

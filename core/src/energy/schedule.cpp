@@ -40,8 +40,8 @@ std::size_t Schedule::locate(Seconds t, Seconds& week_start) const {
     week_start = t - key;
   }
   // The last step starting at or before key (a series before its first step: the first).
-  auto it = std::upper_bound(steps_.begin(), steps_.end(), key,
-                             [](Seconds k, const Step& step) { return k < step.start; });
+  auto it =
+      std::upper_bound(steps_.begin(), steps_.end(), key, [](Seconds k, const Step& step) { return k < step.start; });
   return it == steps_.begin() ? 0 : static_cast<std::size_t>(it - steps_.begin() - 1);
 }
 

@@ -166,6 +166,7 @@ struct SimCounters {
   std::size_t priority_updates = 0;  ///< batched scorer calls (decay-thread ticks)
   std::size_t requeues = 0;
   std::size_t preemptions = 0;
+  std::size_t deferred = 0;  ///< jobs given a later begin time at submit (SimConfig::energy)
   /// Scheduling passes followed by a check of the simulator's invariants: every one in Debug builds and with
   /// RLSCHED_SIM_INVARIANTS (the asan-ubsan preset), none otherwise (the final check always runs).
   std::size_t invariant_checks = 0;
