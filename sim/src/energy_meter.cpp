@@ -110,13 +110,16 @@ void EnergyMeter::settle(int n, Seconds t) {
   node.since = t;
 }
 
+void EnergyMeter::start_at(Seconds t) {
+  if (started_) return;
+  started_ = true;
+  report_.begin = last_ = t;
+  origin_ = t - ((t % step_) + step_) % step_;
+  for (NodeState& node : nodes_) node.since = node.idle_since = t;
+}
+
 void EnergyMeter::observe(const ScheduleEvent& event) {
-  if (!started_) {
-    started_ = true;
-    report_.begin = last_ = event.time;
-    origin_ = event.time - ((event.time % step_) + step_) % step_;
-    for (NodeState& node : nodes_) node.since = node.idle_since = event.time;
-  }
+  start_at(event.time);
   const Seconds t = std::max(event.time, last_);
   last_ = t;
   if (event.job < 0 || static_cast<std::size_t>(event.job) >= jobs_.size()) return;

@@ -148,6 +148,7 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     std::optional<EnergyMeter> meter;
     if (options.energy != nullptr) {
       meter.emplace(*cluster, workload.jobs, *options.energy, options.energy_series_step);
+      if (!workload.jobs.empty()) meter->start_at(workload_span(workload.jobs).first);  // the idle wait counts too
       config.observer = [&meter, observer = options.sim.observer](const ScheduleEvent& e) {
         meter->observe(e);
         if (observer) observer(e);

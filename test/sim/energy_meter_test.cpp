@@ -246,3 +246,24 @@ TEST_CASE("mark_deferrable: a seeded share of the jobs, never one of the skipped
   std::vector<Job> all = again;
   CHECK(rlsched::sim::mark_deferrable(all, 1.0, 7, "standby", "") == all.size());
 }
+
+TEST_CASE("EnergyMeter::start_at: the idle cluster counts from there, not from the first start") {
+  Cluster cluster = tiny_cluster();
+  cluster.suspend_time = -1;
+  const std::vector<Job> jobs = tiny_jobs();
+  const EnergyConfig config = tiny_config();
+  EnergyMeter meter(cluster, jobs, config);
+  meter.start_at(kMonday + 10 * kHour);
+  meter.observe(event(Kind::kStart, 11 * kHour, 1, {1}));
+  meter.observe(event(Kind::kEnd, 12 * kHour, 1));
+  const EnergyReport r = meter.finish(0);  // closed at the last event, noon
+  CHECK(r.begin == kMonday + 10 * kHour);
+  CHECK(r.end == kMonday + 12 * kHour);
+  // Two nodes at 400 W from 10:00 to noon, all at 0.30: 1.6 kWh, 0.48; job 1 adds 75 W for an hour.
+  CHECK(r.idle.kwh == Approx(1.6));
+  CHECK(r.idle.cost == Approx(0.48));
+  CHECK(r.busy.kwh == Approx(0.075));
+  REQUIRE(r.series.size() == 2);
+  CHECK(r.series[0].watts == Approx(800));
+  CHECK(r.series[1].watts == Approx(875));
+}

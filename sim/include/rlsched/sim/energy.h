@@ -12,7 +12,8 @@
 //  - a job draws from its start (kStart, kBackfillStart) to its kEnd or kRequeue: a preemption victim draws through
 //    its grace, and every run of a requeued job counts, since that energy was spent;
 //  - failed nodes are not modelled apart: a node down draws as an idle one.
-// Busy + idle + suspended is the cluster's whole draw over [first event, end of the run). Cost and carbon are the
+// Busy + idle + suspended is the cluster's whole draw over [start, end of the run): start is start_at's time (the
+// first submit, under evaluate_policy) or else the first event. Cost and carbon are the
 // draw times the price and carbon schedules (energy::cost_of), integrated exactly, not sampled.
 #pragma once
 
@@ -65,7 +66,7 @@ struct EnergyGroup {
 };
 
 struct EnergyReport {
-  Seconds begin = 0;  ///< the first event
+  Seconds begin = 0;  ///< where metering started (EnergyMeter::start_at, else the first event)
   Seconds end = 0;    ///< where the run was closed
   std::string currency;
   std::vector<EnergyFigures> jobs;                        ///< per simulated job (same order), over all its runs
@@ -91,6 +92,9 @@ class EnergyMeter {
   EnergyMeter(const Cluster& cluster, const std::vector<Job>& jobs, const energy::EnergyConfig& config,
               Seconds series_step = 3600);
 
+  /// Starts metering at `t` (before the first event; later calls and calls after an event are ignored): the idle
+  /// cluster counts from there, so that runs whose first start differs (deferral) are metered alike.
+  void start_at(Seconds t);
   void observe(const ScheduleEvent& event);
   /// Closes the run at `end` (or at the last event, whichever is later): jobs still running stop drawing there.
   EnergyReport finish(Seconds end);
