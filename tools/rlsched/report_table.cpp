@@ -183,6 +183,19 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
     fmt::print(out, "placement: {}{}\n", options.placement,
                options.placement_partitions.empty() ? std::string()
                                                     : fmt::format(" (placed jobs go to {})", options.placement_partitions));
+  if (inputs.energy) {
+    const energy::EnergyConfig& e = *inputs.energy;
+    fmt::print(out, "energy:    metered with {}'s energy section (prices in {}/kWh); deferral rule {}{}\n",
+               inputs.config_label, e.currency,
+               options.energy_rule.empty() ? energy::to_string(e.rule) : options.energy_rule,
+               !e.price.empty() && e.max_deferral > 0 ? fmt::format(", deferrable jobs wait up to {} s", e.max_deferral)
+                                                      : std::string(" (nothing is deferred)"));
+    if (!options.deferrable.empty()) {
+      const auto [share, seed] = options.parsed_deferrable();
+      fmt::print(out, "deferrable: {} jobs of QOS {} ({} of the jobs, seed {})\n", inputs.deferrable_jobs,
+                 e.deferrable_qos.front(), share, seed);
+    }
+  }
   if (options.failures_mtbf_hours > 0)
     fmt::print(out, "failures:  {} node failures (MTBF {} h per node, MTTR {} h, seed {})\n",
                evaluation.sim.failures.size(), options.failures_mtbf_hours, options.failures_mttr_hours, options.seed);

@@ -1,0 +1,157 @@
+#include "report_energy.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "report_table.h"
+
+namespace rlsched::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string fixed(double value, int precision) {
+  return fmt::format("{:.{}f}", value, precision);
+}
+
+std::string hours(double seconds) {
+  return fixed(seconds / 3600.0, 2);
+}
+
+json figures_json(const sim::EnergyFigures& f) {
+  return {{"kwh", f.kwh}, {"cost", f.cost}, {"co2_kg", f.co2_g / 1000.0}, {"price_per_kwh", f.price_per_kwh()}};
+}
+
+json group_json(const sim::EnergyGroup& g) {
+  json j = figures_json(g.energy);
+  j["jobs"] = g.jobs;
+  j["avg_wait"] = g.average_wait;
+  return j;
+}
+
+/// "POLICY", with " / PLACEMENT" and " / PREEMPTION" when the runs differ in them (the rule has its own column).
+std::string label(const sim::PolicyResult& r, const std::vector<sim::PolicyResult>& results) {
+  bool placements = false, preemptions = false;
+  for (const sim::PolicyResult& other : results) {
+    placements = placements || other.placement != r.placement;
+    preemptions = preemptions || other.preemption != r.preemption;
+  }
+  std::string text = r.policy;
+  if (placements) text += fmt::format(" / {}", sim::to_string(r.placement));
+  if (preemptions) text += fmt::format(" / {}", sim::to_string(r.preemption));
+  return text;
+}
+
+}  // namespace
+
+void print_energy(std::FILE* out, const sim::EnergyReport& report) {
+  const sim::EnergyFigures total = report.total();
+  const std::string& cur = report.currency;
+  Table table;
+  table.add_column("energy", Table::Align::kLeft);
+  table.add_column("value");
+  auto row = [&table](std::string name, std::string value) { table.add_row({std::move(name), std::move(value)}); };
+  row("deferral rule", energy::to_string(report.deferral));
+  row("cluster energy (kWh)", fixed(total.kwh, 2));
+  row(fmt::format("cluster cost ({})", cur), fixed(total.cost, 2));
+  row("cluster carbon (kg CO2)", fixed(total.co2_g / 1000.0, 2));
+  row(fmt::format("avg price ({}/kWh)", cur), fixed(total.price_per_kwh(), 4));
+  row("jobs' energy (kWh)", fixed(report.busy.kwh, 2));
+  row("idle energy (kWh)", fixed(report.idle.kwh, 2));
+  row("suspended energy (kWh)", fixed(report.suspended.kwh, 2));
+  for (const auto& [type, e] : report.accelerators) {
+    row(fmt::format("{} busy (kWh)", type), fixed(e.busy.kwh, 2));
+    row(fmt::format("{} idle (kWh)", type), fixed(e.idle.kwh, 2));
+  }
+  for (const auto& [name, group] :
+       {std::pair<const char*, const sim::EnergyGroup&>{"deferrable", report.deferrable}, {"other", report.other}}) {
+    row(fmt::format("{} jobs", name), std::to_string(group.jobs));
+    row(fmt::format("{} jobs' cost ({})", name, cur), fixed(group.energy.cost, 2));
+    row(fmt::format("{} jobs' energy (kWh)", name), fixed(group.energy.kwh, 2));
+    row(fmt::format("{} jobs' avg wait (s)", name), fixed(group.average_wait, 1));
+  }
+  fmt::print(out, "\n{}", table.render());
+  fmt::print(out,
+             "\njobs' energy = what jobs add to idle nodes; idle = powered nodes' hosts and accelerators at idle "
+             "power; suspended = nodes Slurm's power saving suspended (SuspendTime)\n");
+}
+
+void print_energy_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results) {
+  Table table;
+  table.add_column("policy", Table::Align::kLeft);
+  table.add_column("rule", Table::Align::kLeft);
+  for (const char* name : {"kwh", "cost", "co2_kg", "price_kwh", "defer_jobs", "defer_kwh", "defer_cost",
+                           "defer_wait_h", "other_kwh", "other_cost", "other_wait_h"})
+    table.add_column(name);
+  std::string currency;
+  for (const sim::PolicyResult& r : results) {
+    if (!r.energy) continue;
+    const sim::EnergyReport& e = *r.energy;
+    currency = e.currency;
+    const sim::EnergyFigures total = e.total();
+    table.add_row({label(r, results), energy::to_string(e.deferral), fixed(total.kwh, 1), fixed(total.cost, 2),
+                   fixed(total.co2_g / 1000.0, 1), fixed(total.price_per_kwh(), 4), std::to_string(e.deferrable.jobs),
+                   fixed(e.deferrable.energy.kwh, 1), fixed(e.deferrable.energy.cost, 2),
+                   hours(e.deferrable.average_wait), fixed(e.other.energy.kwh, 1), fixed(e.other.energy.cost, 2),
+                   hours(e.other.average_wait)});
+  }
+  if (currency.empty()) return;
+  fmt::print(out, "\n{}", table.render());
+  fmt::print(out,
+             "\nenergy of the whole cluster (jobs, idle and suspended nodes) in kWh, cost in {}, carbon in kg CO2, "
+             "price_kwh = average price paid per kWh; defer_* = the jobs the config lets wait for cheaper power, "
+             "other_* = all others (their own energy; waits in hours)\n",
+             currency);
+}
+
+json energy_json(const sim::EnergyReport& report) {
+  json j = figures_json(report.total());
+  j["currency"] = report.currency;
+  j["rule"] = energy::to_string(report.deferral);
+  j["begin"] = report.begin;
+  j["end"] = report.end;
+  j["busy"] = figures_json(report.busy);
+  j["idle"] = figures_json(report.idle);
+  j["suspended"] = figures_json(report.suspended);
+  json types = json::object();
+  for (const auto& [type, e] : report.accelerators)
+    types[type] = {{"busy", figures_json(e.busy)}, {"idle", figures_json(e.idle)}};
+  j["accelerators"] = std::move(types);
+  j["deferrable"] = group_json(report.deferrable);
+  j["other"] = group_json(report.other);
+  // Columns rather than one object per step: a year of hours stays a small part of the document.
+  json start = json::array(), price = json::array(), carbon = json::array(), watts = json::array(),
+       busy = json::array();
+  for (const sim::EnergySample& s : report.series) {
+    start.push_back(s.start);
+    price.push_back(s.price);
+    carbon.push_back(s.carbon);
+    watts.push_back(s.watts);
+    busy.push_back(s.busy_share);
+  }
+  j["series"] = {{"step", report.series_step},  {"start", std::move(start)}, {"price", std::move(price)},
+                 {"carbon", std::move(carbon)}, {"watts", std::move(watts)}, {"busy_share", std::move(busy)}};
+  return j;
+}
+
+json energy_settings_json(const Inputs& inputs, const RunOptions& options) {
+  const energy::EnergyConfig& e = *inputs.energy;
+  json j = {{"config", inputs.config_label},
+            {"currency", e.currency},
+            {"rule", energy::to_string(e.rule)},
+            {"max_deferral", e.max_deferral},
+            {"deferrable_qos", e.deferrable_qos},
+            {"deferrable_classes", e.deferrable_classes},
+            {"suspend_time", inputs.cluster.suspend_time}};
+  if (!options.deferrable.empty()) {
+    const auto [share, seed] = options.parsed_deferrable();
+    j["deferrable_share"] = share;
+    j["deferrable_seed"] = seed;
+    j["deferrable_jobs"] = inputs.deferrable_jobs;
+  }
+  return j;
+}
+
+}  // namespace rlsched::cli
