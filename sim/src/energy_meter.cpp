@@ -60,7 +60,7 @@ EnergyMeter::EnergyMeter(const Cluster& cluster, const std::vector<Job>& jobs, c
     for (const GresCount& g : cluster.nodes[n].gres) {
       nodes_[n].devices.push_back(Device{g.type, g.count, config.power.find_accelerator(g.type)});
       devices_ += g.count;
-      if (!g.type.empty()) report_.accelerators[g.type];
+      if (!g.type.empty() && config.power.find_accelerator(g.type)) report_.accelerators[g.type];
     }
   runs_.resize(jobs.size());
   report_.jobs.resize(jobs.size());

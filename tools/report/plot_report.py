@@ -37,6 +37,8 @@ def read_runs(folder: Path) -> tuple[dict, list[tuple[str, list[dict]]]]:
             label += f" / {result.get('placement')}"
         if len({r.get("preemption") for r in doc["results"]}) > 1:
             label += f" / {result.get('preemption')}"
+        if len({r.get("energy", {}).get("rule") for r in doc["results"]}) > 1:
+            label += f" / {result.get('energy', {}).get('rule')}"
         with open(folder / f"outcomes-{n}.csv", newline="") as f:
             runs.append((label, list(csv.DictReader(f))))
     return doc, runs
@@ -135,20 +137,26 @@ def preemptions(doc, runs, ax) -> None:
 
 def price_load(doc, runs, ax) -> None:
     """The price step line on the left axis; each run's busy-accelerator share (or draw) on a twin axis."""
+
+    def hourly(series, values):  # the last step drawn to its end, not only its start
+        xs = [since_start(t) for t in series["start"]]
+        return xs + [xs[-1] + hours(series["step"])], list(values) + [values[-1]]
+
     accelerated = bool(doc.get("cluster", {}).get("accelerators"))
     metered = [(label, r["energy"]["series"]) for (label, _), r in zip(runs, doc["results"]) if "energy" in r]
     longest = max((s for _, s in metered), key=lambda s: len(s["start"]), default=None)
     if longest is None or not longest["start"]:
         return
     currency = next(r["energy"]["currency"] for r in doc["results"] if "energy" in r)
-    ax.step([since_start(t) for t in longest["start"]], longest["price"], where="post", color="black",
-            label=f"price ({currency}/kWh)")
+    ax.step(*hourly(longest, longest["price"]), where="post", color="black", label=f"price ({currency}/kWh)")
     ax.set_xlabel("hours since the first submit")
     ax.set_ylabel(f"price ({currency}/kWh)")
     load = ax.twinx()
     for label, series in metered:
+        if not series["start"]:
+            continue
         values = series["busy_share"] if accelerated else [w / 1000.0 for w in series["watts"]]
-        load.step([since_start(t) for t in series["start"]], values, where="post", alpha=0.7, label=label)
+        load.step(*hourly(series, values), where="post", alpha=0.7, label=label)
     load.set_ylabel("share of accelerators busy" if accelerated else "cluster draw (kW)")
     if accelerated:
         load.set_ylim(0, 1.05)

@@ -16,6 +16,15 @@ std::string fixed(double value, int precision) {
   return fmt::format("{:.{}f}", value, precision);
 }
 
+// Energy and money from a few watt-hours to a cluster-year: 4 significant digits below 1, 2 decimals up to 1,000,
+// whole numbers above.
+std::string amount(double value) {
+  const double size = value < 0 ? -value : value;
+  if (size >= 1000) return fixed(value, 0);
+  if (size >= 1 || size == 0) return fixed(value, 2);
+  return fmt::format("{:.4g}", value);
+}
+
 std::string hours(double seconds) {
   return fixed(seconds / 3600.0, 2);
 }
@@ -54,22 +63,22 @@ void print_energy(std::FILE* out, const sim::EnergyReport& report) {
   table.add_column("value");
   auto row = [&table](std::string name, std::string value) { table.add_row({std::move(name), std::move(value)}); };
   row("deferral rule", energy::to_string(report.deferral));
-  row("cluster energy (kWh)", fixed(total.kwh, 2));
-  row(fmt::format("cluster cost ({})", cur), fixed(total.cost, 2));
-  row("cluster carbon (kg CO2)", fixed(total.co2_g / 1000.0, 2));
+  row("cluster energy (kWh)", amount(total.kwh));
+  row(fmt::format("cluster cost ({})", cur), amount(total.cost));
+  row("cluster carbon (kg CO2)", amount(total.co2_g / 1000.0));
   row(fmt::format("avg price ({}/kWh)", cur), fixed(total.price_per_kwh(), 4));
-  row("jobs' energy (kWh)", fixed(report.busy.kwh, 2));
-  row("idle energy (kWh)", fixed(report.idle.kwh, 2));
-  row("suspended energy (kWh)", fixed(report.suspended.kwh, 2));
+  row("jobs' energy (kWh)", amount(report.busy.kwh));
+  row("idle energy (kWh)", amount(report.idle.kwh));
+  row("suspended energy (kWh)", amount(report.suspended.kwh));
   for (const auto& [type, e] : report.accelerators) {
-    row(fmt::format("{} busy (kWh)", type), fixed(e.busy.kwh, 2));
-    row(fmt::format("{} idle (kWh)", type), fixed(e.idle.kwh, 2));
+    row(fmt::format("{} busy (kWh)", type), amount(e.busy.kwh));
+    row(fmt::format("{} idle (kWh)", type), amount(e.idle.kwh));
   }
   for (const auto& [name, group] :
        {std::pair<const char*, const sim::EnergyGroup&>{"deferrable", report.deferrable}, {"other", report.other}}) {
     row(fmt::format("{} jobs", name), std::to_string(group.jobs));
-    row(fmt::format("{} jobs' cost ({})", name, cur), fixed(group.energy.cost, 2));
-    row(fmt::format("{} jobs' energy (kWh)", name), fixed(group.energy.kwh, 2));
+    row(fmt::format("{} jobs' cost ({})", name, cur), amount(group.energy.cost));
+    row(fmt::format("{} jobs' energy (kWh)", name), amount(group.energy.kwh));
     row(fmt::format("{} jobs' avg wait (s)", name), fixed(group.average_wait, 1));
   }
   fmt::print(out, "\n{}", table.render());
@@ -91,11 +100,10 @@ void print_energy_comparison(std::FILE* out, const std::vector<sim::PolicyResult
     const sim::EnergyReport& e = *r.energy;
     currency = e.currency;
     const sim::EnergyFigures total = e.total();
-    table.add_row({label(r, results), energy::to_string(e.deferral), fixed(total.kwh, 1), fixed(total.cost, 2),
-                   fixed(total.co2_g / 1000.0, 1), fixed(total.price_per_kwh(), 4), std::to_string(e.deferrable.jobs),
-                   fixed(e.deferrable.energy.kwh, 1), fixed(e.deferrable.energy.cost, 2),
-                   hours(e.deferrable.average_wait), fixed(e.other.energy.kwh, 1), fixed(e.other.energy.cost, 2),
-                   hours(e.other.average_wait)});
+    table.add_row({label(r, results), energy::to_string(e.deferral), amount(total.kwh), amount(total.cost),
+                   amount(total.co2_g / 1000.0), fixed(total.price_per_kwh(), 4), std::to_string(e.deferrable.jobs),
+                   amount(e.deferrable.energy.kwh), amount(e.deferrable.energy.cost), hours(e.deferrable.average_wait),
+                   amount(e.other.energy.kwh), amount(e.other.energy.cost), hours(e.other.average_wait)});
   }
   if (currency.empty()) return;
   fmt::print(out, "\n{}", table.render());

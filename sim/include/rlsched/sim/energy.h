@@ -70,7 +70,8 @@ struct EnergyReport {
   Seconds end = 0;    ///< where the run was closed
   std::string currency;
   std::vector<EnergyFigures> jobs;                        ///< per simulated job (same order), over all its runs
-  std::map<std::string, AcceleratorEnergy> accelerators;  ///< by type name; typed GRES only
+  /// By type name: the cluster's typed GRES that the power model lists (the others draw nothing).
+  std::map<std::string, AcceleratorEnergy> accelerators;
   EnergyFigures busy;                                     ///< what jobs drew (the sum of `jobs`)
   EnergyFigures idle;                                     ///< powered nodes' hosts and accelerators at idle power
   EnergyFigures suspended;                                ///< suspended nodes
