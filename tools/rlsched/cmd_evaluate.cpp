@@ -122,7 +122,9 @@ int run_evaluate(const EvaluateOptions& options) {
   if (!candidate.empty()) {
     std::vector<sim::PolicyResult> first_placement;
     for (const sim::PolicyResult& r : results)
-      if (r.placement == placements.front() && r.preemption == preemptions.front()) first_placement.push_back(r);
+      if (r.placement == placements.front() && r.preemption == preemptions.front() &&
+          (!r.energy || energies.empty() || r.energy->deferral == energies.front().rule))
+        first_placement.push_back(r);
     verdict = decide(first_placement, candidate, current);
   }
   if (report) {
