@@ -860,6 +860,16 @@ TEST_CASE("evaluate --energy: the cluster's and the deferrable jobs' energy, cos
   CHECK(least.at("series").at("price").at(0).get<double>() == Approx(0.40));
   CHECK(least.at("series").at("busy_share").at(0).get<double>() == 0);  // no accelerators in this cluster
 
+  // --report: the price-against-load figure from the runs' series, and the per-job energy in the outcomes.
+  const std::string folder = dir.file("report");
+  const Run report = run_cli({"evaluate", "--trace", swf, "--policies", "fcfs", "--config", config, "--energy",
+                              "--energy-rule", "least-cost", "--deferrable", "1", "--report", folder});
+  INFO(report.err);
+  REQUIRE(report.exit_code == 0);
+  CHECK(fs::file_size(fs::path(folder) / "price_load.png") > 0);
+  CHECK(contains(slurp(folder + "/index.html"), "price_load.png"));
+  CHECK(contains(slurp(folder + "/outcomes-0.csv"), ",0.4,0.04,0\n"));  // deferred to 06:00, at 0.10
+
   // simulate: the text report and the per-job columns of --outcomes.
   const std::string outcomes = dir.file("outcomes.csv");
   const Run sim = run_cli({"simulate", "--trace", swf, "--policy", "fcfs", "--config", config, "--energy",
