@@ -644,6 +644,8 @@ extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 	out->restarts = job_ptr->restart_cnt;
 	out->comment = job_ptr->comment;	/* checkpointable: declared there */
 	out->user_id = job_ptr->user_id;	/* job_name, account: see _collect */
+	/* Read during the call only (a kept queue must drop it) */
+	out->qos = job_ptr->qos_ptr ? job_ptr->qos_ptr->name : NULL;
 	if (details) {
 		out->submit_time = details->submit_time;
 		out->begin_time = details->begin_time;

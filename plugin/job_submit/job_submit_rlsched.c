@@ -111,6 +111,15 @@ static bool _uses_job_classes(void)
 	       (info.job_classes > 0);
 }
 
+/* Whether rlsched.yaml's energy section may defer jobs (then CPU-only jobs are decided too) */
+static bool _energy_defers(void)
+{
+	rlsched_engine_info info;
+
+	return ce.engine && (rlsched_engine_get_info(ce.engine, &info) == RLSCHED_OK) &&
+	       (info.energy_defers > 0);
+}
+
 static bool _collect(uint32_t submit_uid)
 {
 	bool classes;
@@ -164,6 +173,7 @@ static bool _collect(uint32_t submit_uid)
 		rlsched_job *q = &queue[i];
 
 		rlsched_job_fill(q, queue_ptrs[i], &snapshot);
+		q->qos = NULL;	/* not interned: placement does not read it */
 		q->gres = rlsched_snapshot_intern(&snapshot, q->gres);
 		q->gres_type = rlsched_snapshot_intern(&snapshot,
 						       q->gres_type);
@@ -238,6 +248,21 @@ static void _replace(char **field, const char *value)
 {
 	xfree(*field);
 	*field = xstrdup(value);
+}
+
+/* A deferrable job waits for cheaper power: its begin time (squeue shows
+ * reason BeginTime) and why, in the record field; in energy shadow mode
+ * only the line that says when it would have started */
+static void _defer(job_desc_msg_t *job_desc, uint32_t submit_uid,
+		   const rlsched_submit_result *res)
+{
+	if (!res->deferral || (res->action == RLSCHED_SUBMIT_REJECTED))
+		return;
+	if (res->begin_time > 0)
+		job_desc->begin_time = (time_t) res->begin_time;
+	_record(job_desc, res->record, res->deferral);
+	info("%s: uid %u job %s: %s", plugin_type, submit_uid,
+	     job_desc->name ? job_desc->name : "(no name)", res->deferral);
 }
 
 /* Rejects the job with a message sbatch prints */
@@ -322,9 +347,11 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 	if ((rc = _checkpointable(job_desc, submit_uid, err_msg)) !=
 	    SLURM_SUCCESS)
 		goto done;
-	/* Nothing to map without a GRES request: skip the snapshot */
+	/* Nothing to map without a GRES request, nor to defer without an
+	 * energy section: skip the snapshot */
 	if (!job_desc->tres_per_job && !job_desc->tres_per_node &&
-	    !job_desc->tres_per_task && !job_desc->tres_per_socket)
+	    !job_desc->tres_per_task && !job_desc->tres_per_socket &&
+	    !_energy_defers())
 		goto done;
 	if (!_collect(submit_uid)) {
 		_fault("job_submit", "out of memory");
@@ -347,6 +374,9 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 	req.time_limit = (int64_t) _or_zero(job_desc->time_limit) * 60;
 	req.job_name = job_desc->name;
 	req.account = job_desc->account;
+	req.qos = job_desc->qos;
+	req.begin_time = (int64_t) job_desc->begin_time;
+	req.cpus = (int32_t) _or_zero(job_desc->min_cpus);
 
 	seen = n_queue;
 	if (rlsched_submit_map(ce.engine, time(NULL), &snapshot.cluster, queue,
@@ -355,6 +385,7 @@ extern RLSCHED_EXPORT int job_submit(job_desc_msg_t *job_desc, uint32_t submit_u
 		goto done;
 	}
 	_success();
+	_defer(job_desc, submit_uid, &res);
 	switch (res.action) {
 	case RLSCHED_SUBMIT_MODIFIED:
 		if (res.partition)

@@ -1,5 +1,7 @@
 #include "slurm_sim.h"
 
+#include "text/type_set.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -305,7 +307,6 @@ void SlurmSim::update_priorities(Seconds now) {
   batch_jobs_.clear();
   for (const QueueEntry& e : pending_) batch_jobs_.push_back(e.job);
   score_batch(batch_jobs_, now, false);
-  sink_deferrable(batch_jobs_, now);
   if (multifactor_) {
     sorted_scores_ = scores_;
     std::sort(sorted_scores_.begin(), sorted_scores_.end());
@@ -571,7 +572,6 @@ void SlurmSim::make_pending(int job, Seconds now) {
   s.eligible = now;
   batch_jobs_.assign(1, job);
   score_batch(batch_jobs_, now, true);
-  sink_deferrable(batch_jobs_, now);
   s.priority = priority_of(batch_[0], scores_[0]);
   const QueueEntry entry{job,        jobs_[job].cpus,  requests_[job].limit, s.generation, requests_[job].tier,
                          s.priority, jobs_[job].submit};
@@ -652,7 +652,16 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
       view_cluster_.context(now, static_cast<int>(at_submit ? last_batch_size_ + 1 : batch_.size()));
   if (!at_submit) last_batch_size_ = batch_.size();
   scorer_.score(context, batch_, scores_);
-  if (tell) config_.on_scoring({now, at_submit, view_cluster_, jobs, batch_states_, context, batch_, scores_});
+  // The energy rule's last rank (site_factor/rlsched's sink), decided here so that the hook sees it beside the
+  // policy's own scores.
+  sunk_.assign(jobs.size(), 0);
+  if (config_.energy)
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (const auto request = deferral_request(jobs[i], now))
+        sunk_[i] = energy::sinks(*config_.energy, *request) ? 1 : 0;
+  if (tell) config_.on_scoring({now, at_submit, view_cluster_, jobs, batch_states_, context, batch_, scores_, sunk_});
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (sunk_[i]) scores_[i] = energy::kSunkScore;
 }
 
 /// Without multifactor weights the policy's score is the priority (the library's bare mode; the CLI always gives
@@ -668,13 +677,6 @@ double SlurmSim::priority_of(const PendingJob& view, double score) const {
   return std::max(1.0, std::floor(slurm));
 }
 
-void SlurmSim::sink_deferrable(const std::vector<int>& jobs, Seconds now) {
-  if (!config_.energy) return;
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (const auto request = deferral_request(jobs[i], now); request && energy::sinks(*config_.energy, *request))
-      scores_[i] = energy::kSunkScore;
-}
-
 std::optional<energy::StartRequest> SlurmSim::deferral_request(int job, Seconds now) const {
   if (!config_.energy) return std::nullopt;
   const Job& j = jobs_[job];
@@ -683,8 +685,7 @@ std::optional<energy::StartRequest> SlurmSim::deferral_request(int job, Seconds 
   d.job_class = j.job_class;
   d.eligible = j.submit;
   d.time_limit = requests_[job].limit;
-  for (int t : requests_[job].types)
-    if (t >= 0) d.types.push_back(cluster_.accelerator_types[static_cast<std::size_t>(t)].name);
+  if (j.accel.count > 0) d.types = text::parse_type_set(requests_[job].queue_types);  // as the plugin reads them
   d.accelerators = j.accel.count;
   d.cpus = j.cpus;
   d.node_cpus = total_cpus_ / std::max(topology_.node_count(), 1);

@@ -157,12 +157,10 @@ class SlurmSim {
   /// Multifactor (the cluster's weights, the view's factors) plus the site factor: site_factor_of(score) at
   /// weights.site.
   double priority_of(const PendingJob& view, double score) const;
-  /// SimConfig::energy: scores_[i] of each jobs[i] that energy::sinks at `now` becomes energy::kSunkScore (after
-  /// the decision hook saw the policy's own scores), as the C ABI's scoring does before ranking.
-  void sink_deferrable(const std::vector<int>& jobs, Seconds now);
   /// SimConfig::energy: the job's deferral request at `now` (energy.h), or nullopt when it is not deferrable.
   std::optional<energy::StartRequest> deferral_request(int job, Seconds now) const;
-  /// Scores batch_ into scores_ (the policy's one batched call) and tells config_.on_scoring.
+  /// Scores batch_ into scores_ (the policy's one batched call), tells config_.on_scoring, then gives the jobs
+  /// the energy rule sinks (SimConfig::energy) energy::kSunkScore.
   void score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit);
   bool ranks_before(int a, int b) const;
   bool in_partition(int node, int partition) const;
@@ -269,6 +267,7 @@ class SlurmSim {
   std::vector<job_view::JobState> batch_states_;  // only when config_.on_scoring is set
   std::vector<PendingJob> batch_;
   std::vector<double> scores_;
+  std::vector<char> sunk_;  // score_batch: which of the batch the energy rule ranks last
   Allocation scratch_;
   std::vector<int> top_blocked_;  // per partition: its highest-priority job that could not start, -1 if none
   std::vector<Reservation> reservations_;

@@ -51,7 +51,9 @@ TEST_CASE("the energy section is read key by key", "[config][energy]") {
   mode: shadow
   rule: cheapest-window
   min_saving: 0.1
-  deferrable: {qos: [scavenger], job_classes: [sweep], max_deferral: 8h}
+  deferrable:
+    - {qos: [scavenger], job_classes: [sweep], max_deferral: 8h}
+    - {qos: [low], max_deferral: 30m}
 )"),
                                "rlsched.yaml");
   REQUIRE(c.ok());
@@ -61,9 +63,10 @@ TEST_CASE("the energy section is read key by key", "[config][energy]") {
   CHECK(e.currency == "USD");
   CHECK(e.rule == energy::Rule::kCheapestWindow);
   CHECK(e.min_saving == 0.1);
-  CHECK(e.max_deferral == 8 * 3600);
-  CHECK(e.deferrable("scavenger", ""));
-  CHECK(e.deferrable("normal", "sweep"));
+  CHECK(e.max_deferral_for("scavenger", "") == 8 * 3600);
+  CHECK(e.max_deferral_for("normal", "sweep") == 8 * 3600);
+  CHECK(e.max_deferral_for("low", "") == 1800);
+  CHECK_FALSE(e.max_deferral_for("normal", ""));
   CHECK(e.power.accelerators.at("h200").busy_w == 700);
   CHECK(e.power.accelerators.at("a100").idle_w == 50);
   CHECK(e.power.node.idle_w == 200);
@@ -127,9 +130,14 @@ TEST_CASE("power for unknown types and inconsistent sections are refused", "[con
   CHECK_THAT(error_of(with_energy(kWeekly + "  deferrable: {qos: [scavenger], max_deferral: 4h}\n")),
              Contains("needs energy.power"));
   CHECK_THAT(error_of(with_energy(kPower + kWeekly + "  deferrable: {job_classes: [bert], max_deferral: 4h}\n")),
-             Contains("'bert' is not a class of job_classes"));
+             Contains("energy.deferrable.job_classes: 'bert' is not a class of job_classes"));
+  CHECK_THAT(
+      error_of(with_energy(kPower + kWeekly + "  deferrable: [{qos: [a], max_deferral: 1h}, {max_deferral: 1h}]\n")),
+      Contains("energy.deferrable[1] names no qos and no job_classes"));
   CHECK_THAT(error_of(with_energy(kPower + kWeekly + "  deferrable: {qos: [scavenger]}\n")),
              Contains("max_deferral is missing"));
+  CHECK_THAT(error_of(with_energy(kPower + kWeekly + "  follow: carbon\n  deferrable: {qos: [a], max_deferral: 1h}\n")),
+             Contains("with follow: carbon needs energy.carbon"));
   CHECK_THAT(error_of(with_energy(kPower + kWeekly + "  rule: greedy\n")),
              Contains("energy.rule must be least-cost, cheapest-window or none"));
 }

@@ -2,12 +2,12 @@
 // factors.
 //
 // The simulator runs a heterogeneous workload (typed, typeless, any-of and multi-partition GPU jobs, CPU jobs, job
-// classes with their own speeds, multifactor weights, node failures that requeue jobs) and reports every scoring call of the policy through its
-// decision hook (SimConfig::on_scoring) with the snapshot it was made on. The test copies each snapshot into the C
-// structs exactly as site_factor/rlsched fills them from slurmctld (rlsched_cluster, rlsched_job), builds the
-// plugin-side views with capi::to_pending_job and scores them with rlsched_score_batch / rlsched_score_one under
-// an rlsched.yaml that says what the simulator's cluster says. The model is a random 21-feature MLP, so a
-// difference in any feature shows in the scores. Identical means to the last bit of the float features.
+// classes with their own speeds, multifactor weights, node failures that requeue jobs) and reports every scoring call
+// of the policy through its decision hook (SimConfig::on_scoring) with the snapshot it was made on. The test copies
+// each snapshot into the C structs exactly as site_factor/rlsched fills them from slurmctld (rlsched_cluster,
+// rlsched_job), builds the plugin-side views with capi::to_pending_job and scores them with rlsched_score_batch /
+// rlsched_score_one under an rlsched.yaml that says what the simulator's cluster says. The model is a random 21-feature
+// MLP, so a difference in any feature shows in the scores. Identical means to the last bit of the float features.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -16,6 +16,7 @@
 
 #include "capi/engine.h"
 #include "capi_fixtures.h"
+#include "rlsched/energy.h"
 #include "rlsched/features.h"
 #include "rlsched/plugin_config.h"
 #include "rlsched/policy/torchscript_scorer.h"
@@ -38,8 +39,8 @@ Cluster parity_cluster() {
   for (int i = 0; i < 3; ++i) c.nodes.push_back(Node{fmt::format("k{}", i), 16, 0, {GresCount{"gpu", "k80", 4}}});
   c.nodes.push_back(Node{"n0", 32, 0, {GresCount{"npu", "910b", 8}}});
   for (int i = 0; i < 2; ++i) c.nodes.push_back(Node{fmt::format("c{}", i), 32, 0, {}});
-  c.partitions = {Partition{"fast", {0, 1}, 1, 1, 0, false},    Partition{"slow", {2, 3, 4}, 1, 1, 0, false},
-                  Partition{"npu", {5}, 1, 1, 0, false},        Partition{"cpu", {6, 7}, 1, 1, 0, false},
+  c.partitions = {Partition{"fast", {0, 1}, 1, 1, 0, false}, Partition{"slow", {2, 3, 4}, 1, 1, 0, false},
+                  Partition{"npu", {5}, 1, 1, 0, false}, Partition{"cpu", {6, 7}, 1, 1, 0, false},
                   Partition{"all", {0, 1, 2, 3, 4, 5, 6, 7}, 1, 1, 0, true}};
   c.qos = {Qos{"normal", 100}, Qos{"high", 1000}};
   c.priority = PriorityWeights::Typical();
@@ -162,7 +163,7 @@ struct CSnapshot {
     cluster.partitions = partitions.data();
     cluster.n_partitions = static_cast<int32_t>(partitions.size());
 
-    job_strings.reserve(4 * d.states.size());
+    job_strings.reserve(5 * d.states.size());
     job_partitions.reserve(d.states.size());
     for (std::size_t i = 0; i < d.states.size(); ++i) {
       const job_view::JobState& s = d.states[i];
@@ -191,6 +192,7 @@ struct CSnapshot {
       j.n_partitions = static_cast<int32_t>(job_partitions.back().size());
       j.job_name = keep(job_strings, w.job_class);
       j.account = keep(job_strings, w.account);
+      j.qos = keep(job_strings, w.qos);
       jobs.push_back(j);
     }
   }
@@ -202,11 +204,31 @@ std::vector<float> features_of(const std::vector<PendingJob>& views, const Scori
   return out;
 }
 
-TEST_CASE("the simulator and site_factor/rlsched see the same features and give the same site factors",
-          "[parity][features]") {
+// Every moment of the workload's day (epoch 0 is a Thursday 00:00 UTC) alternates hourly between expensive and
+// cheap until 07:00; normal-QOS jobs may wait 3 h for cheaper power.
+const char* kEnergy = R"(energy:
+  power:
+    accelerators: {v100: {busy_w: 300, idle_w: 50}, k80: {busy_w: 150, idle_w: 30}, 910b: {busy_w: 400, idle_w: 60}}
+    node: {busy_w: 400, idle_w: 150}
+  price:
+    weekly:
+      - {days: daily, hours: "00:00-01:00", value: 0.5}
+      - {days: daily, hours: "01:00-02:00", value: 0.1}
+      - {days: daily, hours: "02:00-03:00", value: 0.5}
+      - {days: daily, hours: "03:00-04:00", value: 0.1}
+      - {days: daily, hours: "04:00-05:00", value: 0.5}
+      - {days: daily, hours: "05:00-06:00", value: 0.1}
+      - {days: daily, hours: "06:00-07:00", value: 0.5}
+      - {days: daily, hours: "07:00-24:00", value: 0.2}
+  deferrable: {qos: [normal], max_deferral: 3h}
+)";
+
+/// Replays every scoring call of the simulator through the C entry points under kConfig plus `extra` (an energy
+/// section); with one, `min_sunk` scored jobs must have been ranked last by the energy rule on both paths.
+void check_parity(const std::string& extra, int min_sunk) {
   PrivateDir dir;
   const std::string model = dir.model("policy.pt", 7);
-  const std::string config_path = dir.write("rlsched.yaml", std::string(kConfig) + "model: " + model + "\n");
+  const std::string config_path = dir.write("rlsched.yaml", std::string(kConfig) + extra + "model: " + model + "\n");
   auto config = config::load_plugin_config(config_path);
   REQUIRE(config.ok());
   rlsched_engine_options o{};
@@ -231,7 +253,8 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
   // Node failures requeue running jobs: they wait again from a later eligible time, with a restart counted.
   sim_config.failures = {{2, 6000, 9000}, {0, 12000, 15000}, {6, 8000, -1}, {4, 10000, 13000}, {1, 7000, 9500}};
   sim_config.requeue_delay = 120;
-  int requeued = 0;
+  int requeued = 0, sunk = 0;
+  sim_config.energy = &config->energy;
   sim_config.on_scoring = [&](const sim::ScoringDecision& d) {
     CSnapshot c(d, cluster, jobs);
     // The plugin path's views and features, as rlsched_score_batch builds them.
@@ -240,7 +263,8 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
     std::vector<PendingJob> plugin_views;
     std::vector<std::string> job_classes;
     for (const rlsched_job& j : c.jobs) {
-      const std::string& job_class = job_classes.emplace_back(classes.classify(*config, j.job_name, j.account, j.user_id));
+      const std::string& job_class =
+          job_classes.emplace_back(classes.classify(*config, j.job_name, j.account, j.user_id));
       plugin_views.push_back(capi::to_pending_job(j, c.cluster, *config, d.now, batch, job_class));
       multi_partition += j.n_partitions > 1;
       requeued += j.restarts > 0 && j.begin_time > j.submit_time;
@@ -248,8 +272,8 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
       classed += !job_class.empty();
     }
     // The plugin's context: the batch it scores, or at submit the last batch and the new job.
-    const ScoringContext plugin_context = batch.state.context(
-        d.now, static_cast<int>(d.at_submit ? sorted.size() + 1 : plugin_views.size()));
+    const ScoringContext plugin_context =
+        batch.state.context(d.now, static_cast<int>(d.at_submit ? sorted.size() + 1 : plugin_views.size()));
     const std::vector<float> sim_features = features_of(d.views, d.context);
     const std::vector<float> plugin_features = features_of(plugin_views, plugin_context);
     REQUIRE(sim_features.size() == plugin_features.size());
@@ -265,30 +289,35 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
       rlsched_job longer = c.jobs.front();
       longer.time_limit += 3600;
       const PendingJob moved = capi::to_pending_job(longer, c.cluster, *config, d.now, batch, job_classes.front());
-      mutations_seen +=
-          features_of({moved}, plugin_context) != features_of({plugin_views.front()}, plugin_context);
+      mutations_seen += features_of({moved}, plugin_context) != features_of({plugin_views.front()}, plugin_context);
     }
 
+    // What the simulator ranks: the policy's scores, the energy rule's last rank where it sinks a job.
+    std::vector<double> ranked = d.scores;
+    for (std::size_t i = 0; i < ranked.size(); ++i)
+      if (d.sunk[i]) {
+        ranked[i] = energy::kSunkScore;
+        ++sunk;
+      }
     // Site factors through the C entry points, exactly as the plugin calls them.
     std::vector<double> scores(c.jobs.size());
     std::vector<uint32_t> factors(c.jobs.size());
     if (d.at_submit) {
       ++submits;
       REQUIRE(c.jobs.size() == 1);
-      REQUIRE(rlsched_score_one(engine, d.now, &c.cluster, c.jobs.data(), scores.data(), factors.data()) ==
-              RLSCHED_OK);
-      CHECK(factors[0] == site_factor_of(d.scores[0], sorted, 10000));
-      site_mismatches += factors[0] != site_factor_of(d.scores[0], sorted, 10000);
+      REQUIRE(rlsched_score_one(engine, d.now, &c.cluster, c.jobs.data(), scores.data(), factors.data()) == RLSCHED_OK);
+      CHECK(factors[0] == site_factor_of(ranked[0], sorted, 10000));
+      site_mismatches += factors[0] != site_factor_of(ranked[0], sorted, 10000);
     } else {
       ++batches;
       REQUIRE(rlsched_score_batch(engine, d.now, &c.cluster, c.jobs.data(), c.jobs.size(), scores.data(),
                                   factors.data()) == RLSCHED_OK);
-      std::vector<uint32_t> expected(d.scores.size());
-      site_factors_of(d.scores, 10000, sorted, expected.data());
+      std::vector<uint32_t> expected(ranked.size());
+      site_factors_of(ranked, 10000, sorted, expected.data());
       CHECK(factors == expected);
       site_mismatches += factors != expected;
     }
-    for (std::size_t i = 0; i < scores.size(); ++i) CHECK(scores[i] == d.scores[i]);
+    for (std::size_t i = 0; i < scores.size(); ++i) CHECK(scores[i] == ranked[i]);
     compared += static_cast<int>(c.jobs.size());
   };
   auto run = sim::simulate(cluster, jobs, **scorer, sim_config);
@@ -305,6 +334,19 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
   CHECK(classed >= 50);
   CHECK(requeued >= 3);
   CHECK(mutations_seen == batches + submits);
+  if (min_sunk > 0)
+    CHECK(sunk >= min_sunk);
+  else
+    CHECK(sunk == 0);
+}
+
+TEST_CASE("the simulator and site_factor/rlsched see the same features and give the same site factors",
+          "[parity][features]") {
+  check_parity("", 0);
+}
+
+TEST_CASE("the simulator and site_factor/rlsched rank the same jobs last for expensive power", "[parity][energy]") {
+  check_parity(kEnergy, 30);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ EnergyConfig config_with(Schedule price, Rule rule) {
   EnergyConfig c;
   c.price = std::move(price);
   c.rule = rule;
-  c.max_deferral = 12 * kH;
+  c.deferrable = {{{"sweep"}, {}, 12 * kH}};
   return c;
 }
 
@@ -106,6 +106,20 @@ TEST_CASE("least cost defers a run to the cheapest span within the budget", "[en
   }
 }
 
+TEST_CASE("with follow_carbon the rule follows the carbon intensity, not the price", "[energy]") {
+  EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
+  // Clean at midday (solar), dirty at night: the opposite of the tariff.
+  c.carbon = Schedule::weekly({{0, 400}, {10 * kH, 100}, {16 * kH, 400}}, 0);
+  const StartRequest night{4 * 86400 + 1 * kH, 4 * 86400 + 13 * kH, 2 * kH, 1000};  // Monday 01:00
+  CHECK_FALSE(plan_start(c, night).deferred);                                       // the price is lowest now
+  c.follow_carbon = true;
+  const StartPlan p = plan_start(c, night);
+  CHECK(p.begin == 4 * 86400 + 10 * kH);
+  CHECK(p.cost_now == 800);      // grams: 2 kWh x 400
+  CHECK(p.cost_planned == 200);  // 2 kWh x 100
+  CHECK(p.reason.find("gCO2") != std::string::npos);
+}
+
 TEST_CASE("least cost does not defer for a saving below min_saving", "[energy]") {
   // 0.30 now, 0.29 from 17:00: waiting saves 1/30 = 3.3% of a 1 h run.
   EnergyConfig c = config_with(Schedule::weekly({{0, 0.30}, {17 * kH, 0.29}, {18 * kH, 0.30}}, 0), Rule::kLeastCost);
@@ -132,14 +146,14 @@ TEST_CASE("the cheapest-window rule starts in a short dip before a peak; least c
   CHECK_FALSE(plan_start(config_with(s, Rule::kNone), r).deferred);
 }
 
-TEST_CASE("deferrable jobs are named by QOS or job class", "[energy]") {
+TEST_CASE("deferrable jobs are named by QOS or job class, the first group's budget applies", "[energy]") {
   EnergyConfig c;
-  c.deferrable_qos = {"sweep"};
-  c.deferrable_classes = {"ablation"};
-  CHECK(c.deferrable("sweep", ""));
-  CHECK(c.deferrable("normal", "ablation"));
-  CHECK_FALSE(c.deferrable("normal", "pretrain"));
-  CHECK_FALSE(c.deferrable("", ""));
+  c.deferrable = {{{"sweep"}, {}, 4 * kH}, {{"scavenger"}, {"ablation"}, 12 * kH}, {{}, {"ablation"}, kH}};
+  CHECK(c.max_deferral_for("sweep", "") == 4 * kH);
+  CHECK(c.max_deferral_for("sweep", "ablation") == 4 * kH);
+  CHECK(c.max_deferral_for("normal", "ablation") == 12 * kH);
+  CHECK_FALSE(c.max_deferral_for("normal", "pretrain"));
+  CHECK_FALSE(c.max_deferral_for("", ""));
 }
 
 TEST_CASE("a job's draw is its devices' and its share of the host's, above idle", "[energy]") {
@@ -154,7 +168,6 @@ TEST_CASE("a job's draw is its devices' and its share of the host's, above idle"
 
 TEST_CASE("a deferral request counts the budget from the job's eligible time", "[energy]") {
   EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
-  c.deferrable_qos = {"sweep"};
   c.power.accelerators["h200"] = {700, 100};
   c.power.accelerators["a100"] = {400, 100};
   c.power.node = {500, 200};

@@ -23,8 +23,7 @@ energy::EnergyConfig tariff(Seconds max_deferral) {
   c.price = energy::Schedule::weekly(steps, 0);
   c.power.accelerators["h200"] = {700, 100};
   c.power.accelerators["a100"] = {400, 60};
-  c.deferrable_qos = {"sweep"};
-  c.max_deferral = max_deferral;
+  c.deferrable = {{{"sweep"}, {}, max_deferral}};
   return c;
 }
 

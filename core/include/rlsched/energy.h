@@ -85,22 +85,34 @@ enum class Rule {
 };
 const char* to_string(Rule rule);
 
+/// Jobs of these QOS or job classes (rlsched.yaml job_classes) may start up to max_deferral after their submit
+/// (or their own --begin) because of the price.
+struct DeferrableGroup {
+  std::vector<std::string> qos;
+  std::vector<std::string> job_classes;
+  Seconds max_deferral = 0;
+};
+
 struct EnergyConfig {
   PowerModel power;
   Schedule price;   ///< currency per kWh; empty: no price (nothing is deferred)
   Schedule carbon;  ///< gCO2 per kWh; empty: not reported
   std::string currency = "EUR";
   Rule rule = Rule::kLeastCost;
-  /// Jobs of these QOS or job classes (rlsched.yaml job_classes) may be deferred.
-  std::vector<std::string> deferrable_qos;
-  std::vector<std::string> deferrable_classes;
-  /// A deferrable job starts at most this long after its submit (or its own --begin) because of its price.
-  Seconds max_deferral = 0;
+  /// Which jobs may be deferred, and by how much: the first group naming a job's QOS or class applies.
+  std::vector<DeferrableGroup> deferrable;
   /// Defer only when the planned start costs at least this share less than starting at once (kLeastCost).
   double min_saving = 0.05;
 
-  bool defers() const { return rule != Rule::kNone && !price.empty() && max_deferral > 0; }
-  bool deferrable(std::string_view qos, std::string_view job_class) const;
+  /// Which schedule deferral follows: the price (cost) or the carbon intensity (emissions).
+  bool follow_carbon = false;
+
+  const Schedule& signal() const { return follow_carbon ? carbon : price; }
+  /// "CNY" or "gCO2": what plan_start's costs are in (per kWh for the schedule's values).
+  std::string signal_unit() const { return follow_carbon ? "gCO2" : currency; }
+  bool defers() const { return rule != Rule::kNone && !signal().empty() && !deferrable.empty(); }
+  /// The max_deferral of the first group naming the QOS or the class; nullopt when the job is not deferrable.
+  std::optional<Seconds> max_deferral_for(std::string_view qos, std::string_view job_class) const;
 };
 
 /// A job's start to plan: it may start from `now` on, must start by `deadline` (its eligible time plus

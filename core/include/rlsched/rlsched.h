@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 5
+#define RLSCHED_ABI_VERSION 6
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -116,6 +116,7 @@ typedef struct rlsched_engine_info {
 	const char *model_path;     /* "" when none configured */
 	const char *scorer;         /* what scores now: "model:<path>" or the fallback's name */
 	int32_t job_classes;        /* job classes configured (rlsched.yaml job_classes) */
+	int32_t energy_defers;      /* rlsched.yaml energy defers jobs (job_submit must see CPU-only jobs too) */
 } rlsched_engine_info;
 
 int rlsched_engine_get_info(rlsched_engine *engine, rlsched_engine_info *out);
@@ -133,6 +134,9 @@ typedef struct rlsched_counters {
 	uint64_t placements;          /* rlsched_submit_map calls that mapped a job */
 	uint64_t rejections;          /* ... that rejected an impossible request */
 	uint64_t errors;              /* calls that returned an error code */
+	uint64_t deferrals;           /* jobs given a later begin time for cheaper power (energy.mode enforce) */
+	uint64_t deferrals_shadow;    /* ... that would have been (energy.mode shadow) */
+	uint64_t sunk_jobs;           /* scored jobs ranked last for waiting in an expensive window (enforce) */
 } rlsched_counters;
 
 int rlsched_engine_get_counters(rlsched_engine *engine, rlsched_counters *out);
@@ -208,12 +212,13 @@ typedef struct rlsched_job {
 	const char *job_name;   /* with account and user_id: the job class (job_classes), whose speeds */
 	const char *account;    /* say how fast its queued or running work drains on each type; NULL: none */
 	uint32_t user_id;
+	const char *qos;        /* its QOS name; with the class it makes a job deferrable (rlsched.yaml energy) */
 } rlsched_job;
 
 /* ---- Scoring (site_factor/rlsched) ---------------------------------------------------------------------------- */
 
 /* Scores the n pending jobs in ONE batched call of the policy, then maps each score to a site factor in
- * [0, score_scale]: floor(score_scale * share of the batch scoring strictly lower) (rlsched/site_factor.h). The
+ * [0, score_scale] (a deferrable job pending in an expensive window scores -inf first, energy.mode enforce): floor(score_scale * share of the batch scoring strictly lower) (rlsched/site_factor.h). The
  * plugin writes NICE_OFFSET + out_site_factors[i]. Either output may be NULL. Running jobs in the array are an
  * error (RLSCHED_EINVAL). The sorted batch is kept for rlsched_score_one. On any error the outputs are untouched.
  * n == 0 is fine (nothing scored). */
@@ -244,6 +249,9 @@ typedef struct rlsched_submit {
 	int64_t time_limit;       /* seconds; 0 = unset */
 	const char *job_name;     /* --job-name; with account and user_id it selects the job class (job_classes) */
 	const char *account;
+	const char *qos;          /* --qos; NULL: the default (deferrable jobs: rlsched.yaml energy.deferrable) */
+	int64_t begin_time;       /* --begin; 0 = unset */
+	int32_t cpus;             /* CPUs over the job; 0 = unknown (1) */
 } rlsched_submit;
 
 #define RLSCHED_SUBMIT_UNCHANGED 0 /* leave the job as it is */
@@ -267,10 +275,14 @@ typedef struct rlsched_submit_result {
 	int32_t accelerators;    /* total over the job */
 	char *gres;              /* "gpu" */
 	char *gres_type;         /* "h200"; NULL for an untyped GRES */
+	/* Energy (rlsched.yaml energy, docs/energy.md), whatever the action but REJECTED: */
+	int64_t begin_time;      /* > 0: set the job's begin time to this (a deferrable job waits for cheaper power) */
+	char *deferral;          /* one line: why it waits, or (energy.mode shadow) when it would have; NULL: neither */
 } rlsched_submit_result;
 
-/* Decides where a job's accelerator request should go (rlsched/placement.h for the model). `queue` holds the
- * pending and running jobs (rlsched_job.state), used for the queue estimate; it may be empty. */
+/* Decides where a job's accelerator request should go (rlsched/placement.h for the model), and whether a
+ * deferrable job waits for cheaper power (rlsched/energy.h). `queue` holds the pending and running jobs
+ * (rlsched_job.state), used for the queue estimate; it may be empty. */
 int rlsched_submit_map(rlsched_engine *engine, int64_t now, const rlsched_cluster *cluster, const rlsched_job *queue,
 		       size_t n_queue, const rlsched_submit *job, rlsched_submit_result *out);
 

@@ -227,6 +227,7 @@ void Engine::info(rlsched_engine_info& out) {
   out.record = c_record_field(c.placement.record);
   out.reload_check_interval = c.reload_check_interval;
   out.job_classes = static_cast<int32_t>(c.job_classes.size());
+  out.energy_defers = c.energy.defers() ? 1 : 0;
   out.config_path = c.path.c_str();
   out.model_path = c.model.c_str();
   out.scorer = s->fallback_name.c_str();
@@ -277,6 +278,9 @@ rlsched_counters Engine::counters() const {
   c.placements = placements_.load();
   c.rejections = rejections_.load();
   c.errors = errors_.load();
+  c.deferrals = deferrals_.load();
+  c.deferrals_shadow = deferrals_shadow_.load();
+  c.sunk_jobs = sunk_jobs_.load();
   return c;
 }
 

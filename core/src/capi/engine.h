@@ -87,6 +87,9 @@ class Engine {
     std::string fallback_name;
   };
 
+  /// energy.mode enforce: scores[i] of each jobs[i] in an expensive window for it becomes energy::kSunkScore.
+  void sink_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
+                       const std::vector<std::string>& classes, std::vector<double>& scores);
   explicit Engine(EngineOptions options);
   Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
   std::shared_ptr<Settings> settings() const;
@@ -131,6 +134,9 @@ class Engine {
   std::atomic<std::uint64_t> model_untrusted_{0};
   std::atomic<std::uint64_t> placements_{0};
   std::atomic<std::uint64_t> rejections_{0};
+  std::atomic<std::uint64_t> deferrals_{0};
+  std::atomic<std::uint64_t> deferrals_shadow_{0};
+  std::atomic<std::uint64_t> sunk_jobs_{0};
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "capi/c_snapshot.h"
+#include "capi/deferral.h"
 #include "capi/engine.h"
 #include "rlsched/site_factor.h"
 
@@ -15,6 +16,19 @@ void Engine::score(const Settings& s, const ScoringContext& context, const std::
                    std::vector<double>& scores) {
   if (!s.policy) throw std::logic_error("scoring needs an engine created without RLSCHED_ENGINE_NO_POLICY");
   s.policy->scorer->score(context, jobs, scores);
+}
+
+void Engine::sink_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
+                             const std::vector<std::string>& classes, std::vector<double>& scores) {
+  const config::PluginConfig& c = s.config;
+  if (!c.energy.defers() || c.energy_mode != config::Mode::kEnforce) return;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    const auto request = energy::deferral_request(c.energy, deferrable_job(jobs[i], cluster, c, classes[i]), now);
+    if (request && energy::sinks(c.energy, *request)) {
+      scores[i] = energy::kSunkScore;
+      sunk_jobs_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
@@ -28,7 +42,9 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
   thread_local std::vector<PendingJob> pending;
   thread_local std::vector<double> scores;
   thread_local std::vector<std::uint32_t> factors;
+  thread_local std::vector<std::string> job_classes;
   pending.clear();
+  job_classes.resize(n);
   BatchView batch(cluster, s->config);
   const bool classes = !s->config.job_classes.empty();
   const std::string no_class;
@@ -40,12 +56,14 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
       return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, j.job_id));
     const std::string& job_class =
         classes ? classes_.classify(s->config, view(j.job_name), view(j.account), j.user_id) : no_class;
+    job_classes[i] = job_class;
     pending.push_back(to_pending_job(j, cluster, s->config, now, batch, job_class));
   }
   if (classes) classes_lock.unlock();
   scores.assign(n, 0.0);
   factors.assign(n, 0);
   score(*s, batch.state.context(now, static_cast<int>(n)), pending, scores);
+  sink_deferrable(*s, now, cluster, jobs, job_classes, scores);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
@@ -80,6 +98,7 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
     pending += static_cast<int>(sorted_.size());
   }
   score(*s, batch.state.context(now, pending), one, score_out);
+  sink_deferrable(*s, now, cluster, &job, {class_of(s->config, job)}, score_out);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);

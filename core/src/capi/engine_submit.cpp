@@ -5,6 +5,7 @@
 #include <new>
 
 #include "capi/c_snapshot.h"
+#include "capi/deferral.h"
 #include "capi/engine.h"
 #include "capi/submit.h"
 
@@ -21,6 +22,7 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
     parts = to_partition_states(cluster, queue, n_queue, now, s->config, classes_);
   }
   const SubmitDecision d = decide_submit(s->config, parts, job);
+  const DeferralDecision energy = decide_deferral(s->config, cluster, job, d, now);
   // Copy into malloc'ed strings only once everything that can throw is done; a failed malloc frees what was made.
   rlsched_submit_result r{};
   bool ok = true;
@@ -45,6 +47,8 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
     r.gres = dup(d.gres);
     if (!d.type.empty()) r.gres_type = dup(d.type);
   }
+  if (!energy.message.empty()) r.deferral = dup(energy.message);
+  r.begin_time = energy.begin;
   if (!ok) {
     rlsched_submit_result_free(&r);
     throw std::bad_alloc();
@@ -62,6 +66,7 @@ Status Engine::submit_map(Seconds now, const rlsched_cluster& cluster, const rls
     rejections_.fetch_add(1, std::memory_order_relaxed);
     health_.note_placement("none", "rejected_impossible");  // no partition can ever hold the request
   }
+  if (energy.deferred) (energy.begin > 0 ? deferrals_ : deferrals_shadow_).fetch_add(1, std::memory_order_relaxed);
   out = r;
   return Status::Ok();
 }

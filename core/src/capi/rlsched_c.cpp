@@ -325,6 +325,7 @@ void rlsched_submit_result_free(rlsched_submit_result* result) {
     std::free(result->message);
     std::free(result->gres);
     std::free(result->gres_type);
+    std::free(result->deferral);
     *result = rlsched_submit_result{};
   } catch (...) {
     // Nothing here throws; the guard keeps the rule "every extern C body catches" checkable by reading.

@@ -68,6 +68,23 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   const std::vector<std::string> types = text::parse_type_set(asked.type);
   const bool any_of = types.size() > 1;
   const bool typed = types.size() == 1;
+  const int nodes = std::max(job.min_nodes, 1);
+  int total = 0;  // accelerators over the job
+  switch (field) {
+    case kJob:
+      total = static_cast<int>(std::min<std::int64_t>(asked.count, 1 << 30));
+      break;
+    case kNode:
+      total = static_cast<int>(std::min<std::int64_t>(asked.count * nodes, 1 << 30));
+      break;
+    case kTask:
+      total = static_cast<int>(std::min<std::int64_t>(asked.count * std::max(job.num_tasks, 1), 1 << 30));
+      break;
+    default:
+      break;
+  }
+  d.asked_accelerators = total;
+  d.asked_types = types;
   if (typed && !config.placement.retype_typed) return d;  // explicit choice: the user's, unless configured
   if (any_of && !config.placement.map_any_of) {
     d.message = fmt::format("left alone: {}: any-of types are not mapped (placement.map_any_of: false)", original);
@@ -77,24 +94,13 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
 
   placement::Request r;
   r.gres = asked.name;
-  if (any_of) r.types = types;  // typeless, and typed with retype_typed: any type
+  if (any_of) r.types = types;              // typeless, and typed with retype_typed: any type
   if (typed) r.count_type = types.front();  // the count is in devices of that type
   r.job_class = config.classify(view(job.job_name), view(job.account), user_name_for_classes(config, job.user_id));
-  const int nodes = std::max(job.min_nodes, 1);
-  switch (field) {
-    case kJob:
-      r.count = static_cast<int>(asked.count);
-      break;
-    case kNode:
-      r.per_node = static_cast<int>(asked.count);
-      r.nodes = nodes;
-      r.count = static_cast<int>(std::min<std::int64_t>(asked.count * nodes, 1 << 30));
-      break;
-    case kTask:
-      r.count = static_cast<int>(std::min<std::int64_t>(asked.count * std::max(job.num_tasks, 1), 1 << 30));
-      break;
-    default:
-      break;
+  r.count = total;
+  if (field == kNode) {
+    r.per_node = static_cast<int>(asked.count);
+    r.nodes = nodes;
   }
   r.time_limit = job.time_limit > 0 ? job.time_limit : 0;
   r.partitions = text::split_names(view(job.partition));
@@ -120,7 +126,7 @@ SubmitDecision decide_submit(const config::PluginConfig& config,
   }
 
   asked.count = placement::scaled_count(o, static_cast<int>(std::min<std::int64_t>(asked.count, 1 << 30)), r.gres,
-                                       r.count_type, p.gres, p.type);
+                                        r.count_type, p.gres, p.type);
   asked.name = p.gres;
   // A set of two or more: Slurm binds late among the listed partitions, each of which offers this GRES in one type
   // only (placement.h), so the request drops its type and names the partitions, best first.

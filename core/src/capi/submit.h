@@ -24,6 +24,9 @@ struct SubmitDecision {
   int accelerators = 0;
   std::string gres, type;
   std::string job_class;  ///< the job's class in config job_classes; "" for none
+  /// The one accelerator request found (whatever the action): its total over the job and its types (empty: any).
+  int asked_accelerators = 0;
+  std::vector<std::string> asked_types;
 };
 
 SubmitDecision decide_submit(const config::PluginConfig& config,

@@ -17,7 +17,7 @@
 namespace rlsched::config {
 namespace {
 
-const Keys kEnergyKeys = {"mode", "currency", "power", "price", "carbon", "deferrable", "rule", "min_saving"};
+const Keys kEnergyKeys = {"mode", "currency", "power", "price", "carbon", "deferrable", "follow", "rule", "min_saving"};
 const Keys kPowerKeys = {"accelerators", "node", "suspended_w"};
 const Keys kDeviceKeys = {"busy_w", "idle_w"};
 const Keys kScheduleKeys = {"weekly", "utc_offset", "csv"};
@@ -89,6 +89,12 @@ class EnergyParser {
       e.min_saving = c_.number(n, "energy.min_saving");
       if (!(e.min_saving >= 0 && e.min_saving < 1))
         c_.fail(n, fmt::format("energy.min_saving must be in [0, 1): a share of the run's cost (got {})", n.Scalar()));
+    }
+    if (const YAML::Node n = map["follow"]) {
+      const std::string follow = c_.scalar(n, "energy.follow");
+      if (follow != "price" && follow != "carbon")
+        c_.fail(n, fmt::format("energy.follow must be price or carbon (got '{}')", follow));
+      e.follow_carbon = follow == "carbon";
     }
     if (const YAML::Node n = map["deferrable"]) parse_deferrable(n, e);
   }
@@ -236,29 +242,44 @@ class EnergyParser {
     return (text[0] == '-' ? -1 : 1) * (h * 3600 + m * 60);
   }
 
-  void parse_deferrable(const YAML::Node& map, energy::EnergyConfig& e) const {
-    c_.check_keys(map, kDeferrableKeys, "energy.deferrable");
-    if (const YAML::Node n = map["qos"]) e.deferrable_qos = c_.names(n, "energy.deferrable.qos");
+  // One group (a mapping) or a list of groups, each {qos, job_classes, max_deferral}.
+  void parse_deferrable(const YAML::Node& node, energy::EnergyConfig& e) const {
+    if (node.IsMap()) {
+      e.deferrable.push_back(parse_group(node, "energy.deferrable"));
+    } else if (node.IsSequence() && node.size() > 0) {
+      for (std::size_t i = 0; i < node.size(); ++i)
+        e.deferrable.push_back(parse_group(node[i], fmt::format("energy.deferrable[{}]", i)));
+    } else {
+      c_.fail(node, "energy.deferrable must be {qos, job_classes, max_deferral} or a list of them");
+    }
+    if (e.signal().empty())
+      c_.fail(node, e.follow_carbon ? "energy.deferrable with follow: carbon needs energy.carbon"
+                                    : "energy.deferrable needs energy.price (deferral follows the price)");
+    if (e.power.accelerators.empty() && e.power.node.busy_w <= e.power.node.idle_w)
+      c_.fail(node, "energy.deferrable needs energy.power (a job's cost is its draw times the price)");
+  }
+
+  energy::DeferrableGroup parse_group(const YAML::Node& map, const std::string& where) const {
+    c_.check_keys(map, kDeferrableKeys, where);
+    energy::DeferrableGroup g;
+    if (const YAML::Node n = map["qos"]) g.qos = c_.names(n, where + ".qos");
     if (const YAML::Node n = map["job_classes"]) {
-      e.deferrable_classes = c_.names(n, "energy.deferrable.job_classes");
-      for (std::size_t i = 0; i < e.deferrable_classes.size(); ++i) {
-        const std::string& name = e.deferrable_classes[i];
+      g.job_classes = c_.names(n, where + ".job_classes");
+      for (std::size_t i = 0; i < g.job_classes.size(); ++i) {
+        const std::string& name = g.job_classes[i];
         const bool known = std::any_of(config_.job_classes.begin(), config_.job_classes.end(),
                                        [&](const JobClass& jc) { return jc.name == name; });
-        if (!known)
-          c_.fail(n[i], fmt::format("energy.deferrable.job_classes: '{}' is not a class of job_classes", name));
+        if (!known) c_.fail(n[i], fmt::format("{}.job_classes: '{}' is not a class of job_classes", where, name));
       }
     }
     if (!map["max_deferral"])
-      c_.fail(map, "energy.deferrable.max_deferral is missing (how long a deferrable job may wait for cheaper power)");
-    e.max_deferral = c_.duration(map["max_deferral"], "energy.deferrable.max_deferral");
-    if (e.max_deferral <= 0 || e.max_deferral > 30 * 86400)
-      c_.fail(map["max_deferral"], "energy.deferrable.max_deferral must be > 0 and at most 30d");
-    if (e.deferrable_qos.empty() && e.deferrable_classes.empty())
-      c_.fail(map, "energy.deferrable names no qos and no job_classes: no job could be deferred");
-    if (e.price.empty()) c_.fail(map, "energy.deferrable needs energy.price (deferral follows the price)");
-    if (e.power.accelerators.empty() && e.power.node.busy_w <= e.power.node.idle_w)
-      c_.fail(map, "energy.deferrable needs energy.power (a job's cost is its draw times the price)");
+      c_.fail(map, fmt::format("{}.max_deferral is missing (how long its jobs may wait for cheaper power)", where));
+    g.max_deferral = c_.duration(map["max_deferral"], where + ".max_deferral");
+    if (g.max_deferral <= 0 || g.max_deferral > 30 * 86400)
+      c_.fail(map["max_deferral"], fmt::format("{}.max_deferral must be > 0 and at most 30d", where));
+    if (g.qos.empty() && g.job_classes.empty())
+      c_.fail(map, fmt::format("{} names no qos and no job_classes: no job could be deferred", where));
+    return g;
   }
 
   const YamlChecks& c_;

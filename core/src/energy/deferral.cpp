@@ -60,10 +60,13 @@ const DevicePower* PowerModel::find_accelerator(std::string_view type) const {
   return it == accelerators.end() ? nullptr : &it->second;
 }
 
-bool EnergyConfig::deferrable(std::string_view qos, std::string_view job_class) const {
-  if (!qos.empty() && std::find(deferrable_qos.begin(), deferrable_qos.end(), qos) != deferrable_qos.end()) return true;
-  return !job_class.empty() &&
-         std::find(deferrable_classes.begin(), deferrable_classes.end(), job_class) != deferrable_classes.end();
+std::optional<Seconds> EnergyConfig::max_deferral_for(std::string_view qos, std::string_view job_class) const {
+  auto named = [](const std::vector<std::string>& names, std::string_view name) {
+    return !name.empty() && std::find(names.begin(), names.end(), name) != names.end();
+  };
+  for (const DeferrableGroup& g : deferrable)
+    if (named(g.qos, qos) || named(g.job_classes, job_class)) return g.max_deferral;
+  return std::nullopt;
 }
 
 double request_watts(const PowerModel& power, const DeferrableJob& job) {
@@ -84,37 +87,41 @@ double request_watts(const PowerModel& power, const DeferrableJob& job) {
 }
 
 std::optional<StartRequest> deferral_request(const EnergyConfig& config, const DeferrableJob& job, Seconds now) {
-  if (!config.defers() || !config.deferrable(job.qos, job.job_class)) return std::nullopt;
+  if (!config.defers()) return std::nullopt;
+  const std::optional<Seconds> budget = config.max_deferral_for(job.qos, job.job_class);
+  if (!budget) return std::nullopt;
   StartRequest r;
   r.now = now;
-  r.deadline = job.eligible + config.max_deferral;
+  r.deadline = job.eligible + *budget;
   r.run = job.time_limit;
   r.watts = request_watts(config.power, job);
   return r;
 }
 
 StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
+  const Schedule& signal = config.signal();
+  const std::string unit = config.signal_unit();
   StartPlan plan;
   plan.begin = request.now;
   const Seconds run = std::max<Seconds>(request.run, 1);
   StartRequest r = request;
   r.run = run;
-  plan.cost_now = cost_of(config.price, r.watts, r.now, r.now + run);
+  plan.cost_now = cost_of(signal, r.watts, r.now, r.now + run);
   plan.cost_planned = plan.cost_now;
   if (!config.defers() || r.watts <= 0 || r.deadline <= r.now) return plan;
 
   Seconds best = r.now;
   if (config.rule == Rule::kCheapestWindow) {
-    double lowest = config.price.at(r.now);
-    for (Seconds t : candidate_starts(config.price, r, false))
-      if (config.price.at(t) < lowest) {
-        lowest = config.price.at(t);
+    double lowest = signal.at(r.now);
+    for (Seconds t : candidate_starts(signal, r, false))
+      if (signal.at(t) < lowest) {
+        lowest = signal.at(t);
         best = t;
       }
   } else {
     double lowest = plan.cost_now;
-    for (Seconds t : candidate_starts(config.price, r, true)) {
-      const double c = cost_of(config.price, r.watts, t, t + run);
+    for (Seconds t : candidate_starts(signal, r, true)) {
+      const double c = cost_of(signal, r.watts, t, t + run);
       if (c < lowest) {
         lowest = c;
         best = t;
@@ -125,12 +132,11 @@ StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
   if (best == r.now) return plan;
   plan.begin = best;
   plan.deferred = true;
-  plan.cost_planned = cost_of(config.price, r.watts, best, best + run);
+  plan.cost_planned = cost_of(signal, r.watts, best, best + run);
   plan.reason = fmt::format(
       "deferred to {} ({}/kWh there, {} now): its run costs about {:.2f} {} instead of {:.2f}; it may wait until {}",
-      utc_text(best), fmt::format("{:.3g} {}", config.price.at(best), config.currency),
-      fmt::format("{:.3g}", config.price.at(r.now)), plan.cost_planned, config.currency, plan.cost_now,
-      utc_text(r.deadline));
+      utc_text(best), fmt::format("{:.3g} {}", signal.at(best), unit), fmt::format("{:.3g}", signal.at(r.now)),
+      plan.cost_planned, unit, plan.cost_now, utc_text(r.deadline));
   return plan;
 }
 

@@ -28,8 +28,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,11 +117,14 @@ struct ScoringDecision {
   Seconds now = 0;
   bool at_submit = false;
   const job_view::ClusterState& cluster;
-  const std::vector<int>& jobs;                    ///< indices into the simulated job list, in batch order
-  const std::vector<job_view::JobState>& states;   ///< the job view's inputs of each of them
+  const std::vector<int>& jobs;                   ///< indices into the simulated job list, in batch order
+  const std::vector<job_view::JobState>& states;  ///< the job view's inputs of each of them
   const ScoringContext& context;
-  const std::vector<PendingJob>& views;            ///< what the scorer saw
-  const std::vector<double>& scores;               ///< what it gave
+  const std::vector<PendingJob>& views;  ///< what the scorer saw
+  const std::vector<double>& scores;     ///< what it gave
+  /// SimConfig::energy: sunk[i] is 1 when jobs[i] waits in an expensive window for it (energy::sinks): its score
+  /// is replaced by energy::kSunkScore before it becomes a site factor. All 0 without an energy section.
+  const std::vector<char>& sunk;
 };
 
 struct SimConfig {
