@@ -233,7 +233,7 @@ void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const
   double waited[2] = {0, 0};
   std::size_t started[2] = {0, 0};
   for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const bool deferrable = config.deferrable(jobs[j].qos, jobs[j].job_class);
+    const bool deferrable = config.max_deferral_for(jobs[j].qos, jobs[j].job_class).has_value();
     EnergyGroup& group = deferrable ? report.deferrable : report.other;
     ++group.jobs;
     if (j < report.jobs.size()) group.energy += report.jobs[j];

@@ -895,16 +895,17 @@ TEST_CASE("energy options (--energy, --energy-rule, --deferrable) refuse what th
     args.insert(args.end(), extra.begin(), extra.end());
     return run_cli(args);
   };
-  const Run builtin = with({"--energy"});  // the shipped rlsched.yaml has no energy section
-  CHECK(builtin.exit_code == 1);
-  CHECK(
-      contains(builtin.err, "--energy: slurm_conf_examples/rlsched.yaml (built in; no --config) has no energy.power"));
+  const std::string none = dir.file("no-energy.yaml");
+  std::ofstream(none) << "score_scale: 1000\n";
+  const Run nothing = with({"--energy", "--config", none});
+  CHECK(nothing.exit_code == 1);
+  CHECK(contains(nothing.err, "--energy: " + none + " has no energy.power"));
   const Run price = with({"--energy", "--config", no_price});
   CHECK(price.exit_code == 1);
   CHECK(contains(price.err, "--energy: " + no_price + " has no energy.price"));
   const Run qos = with({"--energy", "--config", no_qos, "--deferrable", "0.5"});
   CHECK(qos.exit_code == 1);
-  CHECK(contains(qos.err, "--deferrable: " + no_qos + " has no energy.deferrable.qos"));
+  CHECK(contains(qos.err, "--deferrable: " + no_qos + "'s energy.deferrable names no QOS"));
   const Run rule = with({"--energy", "--config", no_qos, "--energy-rule", "cheapest"});
   CHECK(rule.exit_code == 2);
   CHECK(contains(rule.err, "unknown energy rule 'cheapest'"));

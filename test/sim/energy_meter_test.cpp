@@ -43,7 +43,7 @@ EnergyConfig tiny_config() {
   c.power.suspended_w = 20;
   c.price = Schedule::weekly({{0, 0.30}, {12 * kHour, 0.10}}, 0);
   c.carbon = Schedule::weekly({{0, 400}}, 0);
-  c.deferrable_qos = {"standby"};
+  c.deferrable = {{{"standby"}, {}, 8 * kHour}};
   return c;
 }
 

@@ -152,13 +152,14 @@ Status apply_energy_option(const RunOptions& options, Inputs& inputs) {
   if (const std::vector<energy::Rule> rules = options.parsed_energy_rules(); !rules.empty())
     energy.rule = rules.front();
   if (!options.deferrable.empty()) {
-    if (energy.deferrable_qos.empty())
+    for (const energy::DeferrableGroup& group : energy.deferrable)
+      if (inputs.deferrable_qos.empty() && !group.qos.empty()) inputs.deferrable_qos = group.qos.front();
+    if (inputs.deferrable_qos.empty())
       return Status::InvalidInput(
-          fmt::format("--deferrable: {} has no energy.deferrable.qos, so there is no QOS to give the drawn jobs",
+          fmt::format("--deferrable: {}'s energy.deferrable names no QOS, so there is none to give the drawn jobs",
                       inputs.config_label));
     const auto [share, seed] = options.parsed_deferrable();
-    inputs.deferrable_jobs =
-        sim::mark_deferrable(inputs.workload.jobs, share, seed, energy.deferrable_qos.front(), kUrgentQos);
+    inputs.deferrable_jobs = sim::mark_deferrable(inputs.workload.jobs, share, seed, inputs.deferrable_qos, kUrgentQos);
   }
   inputs.energy = std::move(energy);
   return Status::Ok();

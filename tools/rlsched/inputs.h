@@ -43,6 +43,7 @@ struct Inputs {
   /// --energy: the config's energy section, its rule replaced by --energy-rule's first (evaluate sets each one).
   std::optional<energy::EnergyConfig> energy;
   std::size_t deferrable_jobs = 0;  ///< jobs --deferrable gave a deferrable QOS
+  std::string deferrable_qos;       ///< the QOS --deferrable gave: the first one energy.deferrable names
 
   bool workload_has_accelerators() const {
     for (const Job& j : workload.jobs)

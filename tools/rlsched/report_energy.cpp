@@ -149,12 +149,15 @@ json energy_settings_json(const Inputs& inputs, const RunOptions& options) {
   json j = {{"config", inputs.config_label},
             {"currency", e.currency},
             {"rule", energy::to_string(e.rule)},
-            {"max_deferral", e.max_deferral},
-            {"deferrable_qos", e.deferrable_qos},
-            {"deferrable_classes", e.deferrable_classes},
+            {"follow_carbon", e.follow_carbon},
             {"suspend_time", inputs.cluster.suspend_time}};
+  json groups = json::array();
+  for (const energy::DeferrableGroup& g : e.deferrable)
+    groups.push_back({{"qos", g.qos}, {"job_classes", g.job_classes}, {"max_deferral", g.max_deferral}});
+  j["deferrable"] = std::move(groups);
   if (!options.deferrable.empty()) {
     const auto [share, seed] = options.parsed_deferrable();
+    j["deferrable_qos"] = inputs.deferrable_qos;
     j["deferrable_share"] = share;
     j["deferrable_seed"] = seed;
     j["deferrable_jobs"] = inputs.deferrable_jobs;

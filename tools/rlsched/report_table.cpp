@@ -185,15 +185,22 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
                                                     : fmt::format(" (placed jobs go to {})", options.placement_partitions));
   if (inputs.energy) {
     const energy::EnergyConfig& e = *inputs.energy;
-    fmt::print(out, "energy:    metered with {}'s energy section (prices in {}/kWh); deferral rule {}{}\n",
-               inputs.config_label, e.currency,
-               options.energy_rule.empty() ? energy::to_string(e.rule) : options.energy_rule,
-               !e.price.empty() && e.max_deferral > 0 ? fmt::format(", deferrable jobs wait up to {} s", e.max_deferral)
-                                                      : std::string(" (nothing is deferred)"));
+    std::vector<std::string> groups;  // "QOS sweep up to 43200 s"
+    for (const energy::DeferrableGroup& g : e.deferrable) {
+      std::vector<std::string> who;
+      if (!g.qos.empty()) who.push_back(fmt::format("QOS {}", fmt::join(g.qos, ",")));
+      if (!g.job_classes.empty()) who.push_back(fmt::format("classes {}", fmt::join(g.job_classes, ",")));
+      groups.push_back(fmt::format("{} up to {} s", fmt::join(who, " and "), g.max_deferral));
+    }
+    fmt::print(
+        out, "energy:    metered with the energy section of {} (prices in {}/kWh); deferral rule {}{}; {}\n",
+        inputs.config_label, e.currency, options.energy_rule.empty() ? energy::to_string(e.rule) : options.energy_rule,
+        e.follow_carbon ? " following the carbon intensity" : "",
+        groups.empty() ? std::string("no job is deferrable") : fmt::format("deferrable: {}", fmt::join(groups, "; ")));
     if (!options.deferrable.empty()) {
       const auto [share, seed] = options.parsed_deferrable();
       fmt::print(out, "deferrable: {} jobs of QOS {} ({} of the jobs, seed {})\n", inputs.deferrable_jobs,
-                 e.deferrable_qos.front(), share, seed);
+                 inputs.deferrable_qos, share, seed);
     }
   }
   if (options.failures_mtbf_hours > 0)

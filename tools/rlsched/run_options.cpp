@@ -312,7 +312,7 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
   CLI::Option* deferrable =
       app.add_option("--deferrable", options.deferrable,
                      "Give a seeded random SHARE of the jobs (each drawn alone, in trace order; not those --urgent "
-                     "made urgent) the first QOS of the config's energy.deferrable.qos; SEED defaults to 1")
+                     "made urgent) the first QOS the config's energy.deferrable names; SEED defaults to 1")
           ->type_name("SHARE[:SEED]")
           ->check(parse_validator(parse_deferrable))
           ->needs(energy);

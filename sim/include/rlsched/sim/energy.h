@@ -79,7 +79,7 @@ struct EnergyReport {
   std::vector<EnergySample> series;
   /// The rule that deferred jobs in this run (SimConfig::energy's; kNone without), filled by evaluate_policy.
   energy::Rule deferral = energy::Rule::kNone;
-  /// Filled by split_by_deferral: jobs energy::EnergyConfig::deferrable says may wait, and all others.
+  /// Filled by split_by_deferral: jobs energy::EnergyConfig::deferrable lets wait, and all others.
   EnergyGroup deferrable;
   EnergyGroup other;
 
@@ -158,8 +158,9 @@ class EnergyMeter {
   int devices_ = 0;  // accelerators in the cluster
 };
 
-/// Fills report.deferrable and report.other: each job's energy and wait goes to the group config.deferrable(qos,
-/// class) puts it in. `outcomes` are the simulation's, one per job.
+/// Fills report.deferrable and report.other: each job's energy and wait goes to the deferrable group when
+/// config.max_deferral_for(qos, class) names one for it, else to the other. `outcomes` are the simulation's, one per
+/// job.
 void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const std::vector<JobOutcome>& outcomes,
                        const energy::EnergyConfig& config);
 
