@@ -69,12 +69,12 @@ struct EnergyReport {
   Seconds begin = 0;  ///< where metering started (EnergyMeter::start_at, else the first event)
   Seconds end = 0;    ///< where the run was closed
   std::string currency;
-  std::vector<EnergyFigures> jobs;                        ///< per simulated job (same order), over all its runs
+  std::vector<EnergyFigures> jobs;  ///< per simulated job (same order), over all its runs
   /// By type name: the cluster's typed GRES that the power model lists (the others draw nothing).
   std::map<std::string, AcceleratorEnergy> accelerators;
-  EnergyFigures busy;                                     ///< what jobs drew (the sum of `jobs`)
-  EnergyFigures idle;                                     ///< powered nodes' hosts and accelerators at idle power
-  EnergyFigures suspended;                                ///< suspended nodes
+  EnergyFigures busy;       ///< what jobs drew (the sum of `jobs`)
+  EnergyFigures idle;       ///< powered nodes' hosts and accelerators at idle power
+  EnergyFigures suspended;  ///< suspended nodes
   Seconds series_step = 3600;
   std::vector<EnergySample> series;
   /// The rule that deferred jobs in this run (SimConfig::energy's; kNone without), filled by evaluate_policy.
