@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -130,6 +131,8 @@ Result<PolicyResult> evaluate_compat(const Workload& workload, const Cluster* cl
 Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cluster, const Scorer& scorer,
                                      const EvaluationOptions& options) {
   Result<PolicyResult> result = Status::Internal("unreachable");
+  if (options.protocol == Protocol::kRlScheduler && options.energy != nullptr)
+    return Status::InvalidInput("energy is metered under the full protocol only, not rlscheduler");
   if (options.protocol == Protocol::kRlScheduler) {
     result = evaluate_compat(workload, cluster, scorer, options);
   } else {
@@ -142,6 +145,15 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     }
     SimConfig config = options.sim;
     if (options.progress) config.progress = options.progress;
+    std::optional<EnergyMeter> meter;
+    if (options.energy != nullptr) {
+      meter.emplace(*cluster, workload.jobs, *options.energy, options.energy_series_step);
+      if (!workload.jobs.empty()) meter->start_at(workload_span(workload.jobs).first);  // the idle wait counts too
+      config.observer = [&meter, observer = options.sim.observer](const ScheduleEvent& e) {
+        meter->observe(e);
+        if (observer) observer(e);
+      };
+    }
     const auto begin = Clock::now();
     auto run = simulate(*cluster, workload.jobs, scorer, config);
     if (!run.ok()) return run.status();
@@ -152,6 +164,11 @@ Result<PolicyResult> evaluate_policy(const Workload& workload, const Cluster* cl
     r.preemption = config.preemption.mode;
     r.metrics = std::move(run->metrics);
     r.counters = std::move(run->counters);
+    if (meter) {
+      r.energy = meter->finish(0);  // closed at the last event
+      r.energy->deferral = config.energy != nullptr ? config.energy->rule : energy::Rule::kNone;
+      split_by_deferral(*r.energy, workload.jobs, run->outcomes, *options.energy);
+    }
     if (options.keep_outcomes) r.outcomes = std::move(run->outcomes);
     r.wall_seconds = seconds_since(begin);
     result = std::move(r);

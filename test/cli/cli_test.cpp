@@ -811,3 +811,111 @@ TEST_CASE("evaluate --config: score_scale weighs the learned rank beside multifa
   CHECK_FALSE(v.at("promote").get<bool>());
   CHECK(contains(keep.out, "verdict: KEEP model:" + b));
 }
+
+// Two one-CPU jobs submitted at 0 (Thursday 00:00 UTC) on four one-CPU nodes; power 500 W busy, 100 W idle per
+// node; 0.40/kWh on Thursday before 06:00, 0.10 otherwise; QOS standby may wait 8 h. Every figure is worked out by
+// hand: each job draws 500 - 100 = 400 W for an hour (0.4 kWh).
+TEST_CASE("evaluate --energy: the cluster's and the deferrable jobs' energy, cost and wait change with the rule") {
+  TempDir dir;
+  const std::string swf = dir.file("two.swf");
+  std::ofstream(swf) << "; MaxNodes: 4\n; MaxProcs: 4\n"
+                        "1 0 0 3600 1 -1 -1 1 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
+                        "2 0 0 3600 1 -1 -1 1 3600 -1 1 2 1 -1 1 -1 -1 -1\n";
+  const std::string config = dir.file("rlsched.yaml");
+  std::ofstream(config) << "energy:\n"
+                           "  power: {node: {busy_w: 500, idle_w: 100}}\n"
+                           "  price:\n"
+                           "    weekly:\n"
+                           "      - {days: thu, hours: \"00:00-06:00\", value: 0.40}\n"
+                           "      - {days: thu, hours: \"06:00-24:00\", value: 0.10}\n"
+                           "      - {days: \"mon-wed,fri-sun\", hours: \"00:00-24:00\", value: 0.10}\n"
+                           "  deferrable: {qos: [standby], max_deferral: 8h}\n";
+  const std::string out = dir.file("energy.json");
+  const Run run = run_cli({"evaluate", "--trace", swf, "--policies", "fcfs", "--config", config, "--energy",
+                           "--energy-rule", "none,least-cost", "--deferrable", "1", "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "deferrable: 2 jobs of QOS standby"));
+  CHECK(contains(run.out, "defer_cost"));
+  const json doc = json::parse(slurp(out));
+  CHECK(doc.at("energy").at("deferrable_jobs") == 2);
+  const json& results = doc.at("results");
+  REQUIRE(results.size() == 2);
+  const json& none = results[0].at("energy");
+  const json& least = results[1].at("energy");
+  CHECK(none.at("rule") == "none");
+  CHECK(least.at("rule") == "least-cost");
+  // none: both run 00:00-01:00 at 0.40. Jobs 0.8 kWh (0.32); four idle nodes 4 x 100 W for the hour, 0.4 kWh.
+  CHECK(none.at("kwh").get<double>() == Approx(1.2));
+  CHECK(none.at("cost").get<double>() == Approx(0.48));
+  CHECK(none.at("deferrable").at("cost").get<double>() == Approx(0.32));
+  CHECK(none.at("deferrable").at("avg_wait").get<double>() == 0);
+  CHECK(none.at("other").at("jobs") == 0);
+  // least-cost: both wait for 06:00 and cost 0.04 each; the idle nodes draw 400 W from 00:00 to 07:00, 2.8 kWh,
+  // 2.4 of them at 0.40 and 0.4 at 0.10: 1.00.
+  CHECK(least.at("deferrable").at("cost").get<double>() == Approx(0.08));
+  CHECK(least.at("deferrable").at("avg_wait").get<double>() == 21600);
+  CHECK(least.at("kwh").get<double>() == Approx(3.6));
+  CHECK(least.at("cost").get<double>() == Approx(1.08));
+  CHECK(least.at("series").at("price").at(0).get<double>() == Approx(0.40));
+  CHECK(least.at("series").at("busy_share").at(0).get<double>() == 0);  // no accelerators in this cluster
+
+  // --report: the price-against-load figure from the runs' series, and the per-job energy in the outcomes.
+  const std::string folder = dir.file("report");
+  const Run report = run_cli({"evaluate", "--trace", swf, "--policies", "fcfs", "--config", config, "--energy",
+                              "--energy-rule", "least-cost", "--deferrable", "1", "--report", folder});
+  INFO(report.err);
+  REQUIRE(report.exit_code == 0);
+  CHECK(fs::file_size(fs::path(folder) / "price_load.png") > 0);
+  CHECK(contains(slurp(folder + "/index.html"), "price_load.png"));
+  CHECK(contains(slurp(folder + "/outcomes-0.csv"), ",0.4,0.04,0\n"));  // deferred to 06:00, at 0.10
+
+  // simulate: the text report and the per-job columns of --outcomes.
+  const std::string outcomes = dir.file("outcomes.csv");
+  const Run sim = run_cli({"simulate", "--trace", swf, "--policy", "fcfs", "--config", config, "--energy",
+                           "--energy-rule", "none", "--outcomes", outcomes});
+  INFO(sim.err);
+  REQUIRE(sim.exit_code == 0);
+  CHECK(contains(sim.out, "cluster energy (kWh)"));
+  CHECK(contains(sim.out, "avg price (EUR/kWh)"));
+  const std::string csv = slurp(outcomes);
+  CHECK(contains(csv.substr(0, csv.find('\n')), ",kwh,cost,co2_g"));
+  CHECK(contains(csv, ",0.4,0.16,0\n"));
+}
+
+TEST_CASE("energy options (--energy, --energy-rule, --deferrable) refuse what they cannot use, saying what and where") {
+  TempDir dir;
+  const std::string no_price = dir.file("no-price.yaml"), no_qos = dir.file("no-qos.yaml");
+  std::ofstream(no_price) << "energy:\n  power: {node: {busy_w: 500, idle_w: 100}}\n";
+  std::ofstream(no_qos) << "energy:\n  power: {node: {busy_w: 500}}\n  price:\n    weekly:\n"
+                           "      - {days: daily, hours: \"00:00-24:00\", value: 0.2}\n";
+  const std::vector<std::string> base = {"simulate", "--trace", kSmallSwf, "--policy", "fcfs"};
+  auto with = [&base](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  const std::string none = dir.file("no-energy.yaml");
+  std::ofstream(none) << "score_scale: 1000\n";
+  const Run nothing = with({"--energy", "--config", none});
+  CHECK(nothing.exit_code == 1);
+  CHECK(contains(nothing.err, "--energy: " + none + " has no energy.power"));
+  const Run price = with({"--energy", "--config", no_price});
+  CHECK(price.exit_code == 1);
+  CHECK(contains(price.err, "--energy: " + no_price + " has no energy.price"));
+  const Run qos = with({"--energy", "--config", no_qos, "--deferrable", "0.5"});
+  CHECK(qos.exit_code == 1);
+  CHECK(contains(qos.err, "--deferrable: " + no_qos + "'s energy.deferrable names no QOS"));
+  const Run rule = with({"--energy", "--config", no_qos, "--energy-rule", "cheapest"});
+  CHECK(rule.exit_code == 2);
+  CHECK(contains(rule.err, "unknown energy rule 'cheapest'"));
+  const Run share = with({"--energy", "--config", no_qos, "--deferrable", "1.5"});
+  CHECK(share.exit_code == 2);
+  CHECK(contains(share.err, "the share of jobs made deferrable"));
+  const Run alone = with({"--energy-rule", "none"});
+  CHECK(alone.exit_code == 2);
+  CHECK(contains(alone.err, "--energy"));
+  const Run compat = with({"--energy", "--config", no_qos, "--protocol", "rlscheduler"});
+  CHECK(compat.exit_code == 2);
+  CHECK(contains(compat.err, "--energy: applies to --protocol full only"));
+}

@@ -247,3 +247,18 @@ TEST_CASE("read_cluster picks the YAML reader by extension") {
   REQUIRE(yml.ok());
   CHECK(yml->nodes.size() == 2);
 }
+
+TEST_CASE("read_cluster_yaml reads suspend_time as slurm.conf's SuspendTime: a duration, or NONE for never") {
+  auto absent = read_cluster_yaml(write_temp("suspend-absent.yaml", kValid));
+  REQUIRE(absent.ok());
+  CHECK(absent->suspend_time == -1);
+  auto set = read_cluster_yaml(write_temp("suspend-set.yaml", std::string(kValid) + "suspend_time: 10m\n"));
+  REQUIRE(set.ok());
+  CHECK(set->suspend_time == 600);
+  auto never = read_cluster_yaml(write_temp("suspend-none.yaml", std::string(kValid) + "suspend_time: NONE\n"));
+  REQUIRE(never.ok());
+  CHECK(never->suspend_time == -1);
+  auto bad = read_cluster_yaml(write_temp("suspend-bad.yaml", std::string(kValid) + "suspend_time: soon\n"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("suspend-bad.yaml:") && Catch::Contains("suspend_time"));
+}

@@ -433,3 +433,22 @@ TEST_CASE("read_slurm_conf reads bf_interval, bf_resolution, bf_max_job_test and
   CHECK_THAT(negative.status().message(),
              Catch::Contains("slurm.conf:1") && Catch::Contains("batch_sched_delay=-1") && Catch::Contains("from 0"));
 }
+
+TEST_CASE("read_slurm_conf reads SuspendTime: seconds, or never when absent, NONE, INFINITE or negative") {
+  const std::string dir = temp_dir("suspend");
+  const std::string nodes = "NodeName=n1 CPUs=8\nPartitionName=p Nodes=ALL Default=YES\n";
+  auto absent = read_slurm_conf(write(dir + "/slurm.conf", nodes), "");
+  REQUIRE(absent.ok());
+  CHECK(absent->suspend_time == -1);
+  auto set = read_slurm_conf(write(dir + "/slurm.conf", "SuspendTime=600\n" + nodes), "");
+  REQUIRE(set.ok());
+  CHECK(set->suspend_time == 600);
+  for (const char* never : {"NONE", "INFINITE", "-1"}) {
+    auto off = read_slurm_conf(write(dir + "/slurm.conf", std::string("SuspendTime=") + never + "\n" + nodes), "");
+    REQUIRE(off.ok());
+    CHECK(off->suspend_time == -1);
+  }
+  auto bad = read_slurm_conf(write(dir + "/slurm.conf", "SuspendTime=10min\n" + nodes), "");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.status().message(), Catch::Contains("slurm.conf:1") && Catch::Contains("SuspendTime=10min"));
+}

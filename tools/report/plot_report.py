@@ -8,6 +8,9 @@ results[n]); writes PNG figures with matplotlib (Debian's python3-matplotlib):
   utilisation.png       accelerators (or CPUs, for a workload without accelerators) in use over time, per type
   placements.png        jobs per accelerator type and run (the placement table as a chart)
   preemptions.png       preemptions and lost accelerator-hours per run (the preemption table as a chart)
+  price_load.png        with --energy: the electricity price (step line) against the share of accelerators busy
+                        (the cluster's draw in kW for a cluster without accelerators) over time, per run, from
+                        results[n].energy.series
 Usage: plot_report.py DIR
 """
 
@@ -34,6 +37,8 @@ def read_runs(folder: Path) -> tuple[dict, list[tuple[str, list[dict]]]]:
             label += f" / {result.get('placement')}"
         if len({r.get("preemption") for r in doc["results"]}) > 1:
             label += f" / {result.get('preemption')}"
+        if len({r.get("energy", {}).get("rule") for r in doc["results"]}) > 1:
+            label += f" / {result.get('energy', {}).get('rule')}"
         with open(folder / f"outcomes-{n}.csv", newline="") as f:
             runs.append((label, list(csv.DictReader(f))))
     return doc, runs
@@ -130,6 +135,37 @@ def preemptions(doc, runs, ax) -> None:
     ax.set_title("Preemption and lost work")
 
 
+def price_load(doc, runs, ax) -> None:
+    """The price step line on the left axis; each run's busy-accelerator share (or draw) on a twin axis."""
+
+    def hourly(series, values):  # the last step drawn to its end, not only its start
+        xs = [since_start(t) for t in series["start"]]
+        return xs + [xs[-1] + hours(series["step"])], list(values) + [values[-1]]
+
+    accelerated = bool(doc.get("cluster", {}).get("accelerators"))
+    metered = [(label, r["energy"]["series"]) for (label, _), r in zip(runs, doc["results"]) if "energy" in r]
+    longest = max((s for _, s in metered), key=lambda s: len(s["start"]), default=None)
+    if longest is None or not longest["start"]:
+        return
+    currency = next(r["energy"]["currency"] for r in doc["results"] if "energy" in r)
+    ax.step(*hourly(longest, longest["price"]), where="post", color="black", label=f"price ({currency}/kWh)")
+    ax.set_xlabel("hours since the first submit")
+    ax.set_ylabel(f"price ({currency}/kWh)")
+    load = ax.twinx()
+    for label, series in metered:
+        if not series["start"]:
+            continue
+        values = series["busy_share"] if accelerated else [w / 1000.0 for w in series["watts"]]
+        load.step(*hourly(series, values), where="post", alpha=0.7, label=label)
+    load.set_ylabel("share of accelerators busy" if accelerated else "cluster draw (kW)")
+    if accelerated:
+        load.set_ylim(0, 1.05)
+    handles, labels = load.get_legend_handles_labels()
+    if handles:
+        load.legend(handles, labels, fontsize="small", loc="upper right")
+    ax.set_title("Price against load over time")
+
+
 def figure(folder: Path, name: str, draw) -> str:
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     draw(ax)
@@ -144,11 +180,13 @@ def figure(folder: Path, name: str, draw) -> str:
 
 def index_html(doc, runs, figures: list[str]) -> str:
     keys = ["avg_wait", "p50_wait", "p95_wait", "avg_bsld", "utilization", "preemptions", "lost_accelerator_hours"]
-    head = "".join(f"<th>{k}</th>" for k in ["run", *keys])
+    energy_keys = ["kwh", "cost", "co2_kg"] if any("energy" in r for r in doc["results"]) else []
+    head = "".join(f"<th>{k}</th>" for k in ["run", *keys, *(f"energy_{k}" for k in energy_keys)])
     rows = ""
     for (label, _), r in zip(runs, doc["results"]):
-        cells = "".join(f"<td>{html.escape(format(r.get(k), '.4g') if isinstance(r.get(k), float) else str(r.get(k)))}</td>"
-                        for k in keys)
+        values = [r.get(k) for k in keys] + [r.get("energy", {}).get(k) for k in energy_keys]
+        cells = "".join(f"<td>{html.escape(format(v, '.4g') if isinstance(v, float) else str(v))}</td>"
+                        for v in values)
         rows += f"<tr><td>{html.escape(label)}</td>{cells}</tr>\n"
     imgs = "\n".join(f'<figure><img src="{f}" alt="{f}"><figcaption>{f}</figcaption></figure>' for f in figures)
     trace = html.escape(str(doc.get("trace", "")))
@@ -179,6 +217,8 @@ def main(argv: list[str]) -> int:
         figure(folder, "placements.png", lambda ax: placements(runs, ax)),
         figure(folder, "preemptions.png", lambda ax: preemptions(doc, runs, ax)),
     ]
+    if any("energy" in r for r in doc["results"]):
+        figures.append(figure(folder, "price_load.png", lambda ax: price_load(doc, runs, ax)))
     (folder / "index.html").write_text(index_html(doc, runs, figures))
     return 0
 

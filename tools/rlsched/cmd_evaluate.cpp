@@ -14,6 +14,7 @@
 #include "evaluation_report.h"
 #include "inputs.h"
 #include "progress.h"
+#include "report_energy.h"
 #include "report_json.h"
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
@@ -71,19 +72,39 @@ int run_evaluate(const EvaluateOptions& options) {
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   const std::vector<sim::Placement> placements = options.run.parsed_placements();
   const std::vector<sim::PreemptionMode> preemptions = options.run.parsed_preemptions();
-  const std::size_t runs = names.size() * placements.size() * preemptions.size();
+  // --energy-rule's rules, each on a copy of the energy section (the config's own rule without the option).
+  std::vector<energy::EnergyConfig> energies;
+  if (inputs->energy) {
+    const std::vector<energy::Rule> rules = options.run.parsed_energy_rules();
+    for (const energy::Rule rule : rules.empty() ? std::vector<energy::Rule>{inputs->energy->rule} : rules) {
+      energies.push_back(*inputs->energy);
+      energies.back().rule = rule;
+    }
+  }
+  const std::size_t rule_runs = std::max<std::size_t>(energies.size(), 1);
+  const std::size_t runs = names.size() * placements.size() * preemptions.size() * rule_runs;
   std::vector<sim::PolicyResult> results;
-  std::vector<std::pair<sim::Placement, sim::PreemptionMode>> setups;  // every placement under every mode
+  struct Setup {
+    sim::Placement placement;
+    sim::PreemptionMode preemption;
+    const energy::EnergyConfig* energy;
+  };
+  std::vector<Setup> setups;  // every placement under every mode and energy rule
   for (const sim::Placement placement : placements)
-    for (const sim::PreemptionMode preemption : preemptions) setups.emplace_back(placement, preemption);
-  for (const auto& [placement, preemption] : setups) {
+    for (const sim::PreemptionMode preemption : preemptions)
+      for (std::size_t e = 0; e < rule_runs; ++e)
+        setups.push_back({placement, preemption, energies.empty() ? nullptr : &energies[e]});
+  for (const auto& [placement, preemption, energy] : setups) {
     evaluation.sim.placement.mode = placement;
     evaluation.sim.preemption.mode = preemption;
+    evaluation.energy = energy;
+    evaluation.sim.energy = energy;
     for (const std::string& name : names) {
       auto scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
       if (!scorer.ok()) return fail(scorer.status());
       std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
       if (preemptions.size() > 1) label += fmt::format(" / {}", sim::to_string(preemption));
+      if (energies.size() > 1) label += fmt::format(" / {}", energy::to_string(energy->rule));
       // The bar lives only for the run, so it is erased before any error message is printed.
       auto result = [&] {
         ProgressBar bar(runs > 1 ? fmt::format("{} [{}/{}]", label, results.size() + 1, runs) : label);
@@ -101,13 +122,16 @@ int run_evaluate(const EvaluateOptions& options) {
   if (!candidate.empty()) {
     std::vector<sim::PolicyResult> first_placement;
     for (const sim::PolicyResult& r : results)
-      if (r.placement == placements.front() && r.preemption == preemptions.front()) first_placement.push_back(r);
+      if (r.placement == placements.front() && r.preemption == preemptions.front() &&
+          (!r.energy || energies.empty() || r.energy->deferral == energies.front().rule))
+        first_placement.push_back(r);
     verdict = decide(first_placement, candidate, current);
   }
   if (report) {
     print_comparison(stdout, results);
     if (inputs->workload_has_accelerators()) print_placement_comparison(stdout, results);
     if (inputs->injected.urgent > 0) print_preemption_comparison(stdout, results);
+    if (inputs->energy) print_energy_comparison(stdout, results);
     if (verdict) fmt::print("\n{}\n", verdict->text);
   }
   if (!options.run.json.empty() || !options.report.empty()) {
@@ -149,7 +173,8 @@ CommandRunner setup_evaluate(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0).description(""));
   app.add_option("--report", options->report,
                  "Also write report.json, per-job outcomes, PNG figures (wait CDF, queue length and utilisation over "
-                 "time, placements, preemptions) and index.html into this folder")
+                 "time, placements, preemptions; with --energy price against load over time) and index.html into "
+                 "this folder")
       ->type_name("DIR");
   app.callback([policies, candidate] {
     if (policies->count() == 0 && candidate->count() == 0) throw CLI::RequiredError("--policies or --candidate");

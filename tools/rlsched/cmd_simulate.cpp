@@ -6,6 +6,7 @@
 #include "inputs.h"
 #include "outcomes_csv.h"
 #include "progress.h"
+#include "report_energy.h"
 #include "report_json.h"
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
@@ -29,6 +30,8 @@ int run_simulate(const SimulateOptions& options) {
     return fail(Status::InvalidInput("simulate runs one --placement (evaluate compares several)"));
   if (options.run.parsed_preemptions().size() != 1)
     return fail(Status::InvalidInput("simulate runs one --preemption (evaluate compares several)"));
+  if (options.run.parsed_energy_rules().size() > 1)
+    return fail(Status::InvalidInput("simulate runs one --energy-rule (evaluate compares several)"));
   auto inputs = load_inputs(options.run);
   if (!inputs.ok()) return fail(inputs.status());
   sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);
@@ -58,11 +61,13 @@ int run_simulate(const SimulateOptions& options) {
   if (!options.events.empty())
     if (Status closed = events.close(); !closed.ok()) return fail(closed);
   if (!options.outcomes.empty()) {
-    Status written = write_outcomes_csv(options.outcomes, inputs->workload.jobs, result->outcomes, inputs->cluster);
+    Status written = write_outcomes_csv(options.outcomes, inputs->workload.jobs, result->outcomes, inputs->cluster,
+                                        result->energy ? &*result->energy : nullptr);
     if (!written.ok()) return fail(written);
   }
 
   if (report) print_details(stdout, *result);
+  if (report && result->energy) print_energy(stdout, *result->energy);
   if (!options.run.json.empty()) {
     Status written = write_json(document_json(*inputs, options.run, evaluation, {*result}), options.run.json);
     if (!written.ok()) return fail(written);

@@ -65,7 +65,9 @@ Status write_evaluation_report(const std::string& dir, const nlohmann::ordered_j
   if (ec) return Status::IoError(fmt::format("{}: cannot create the report folder: {}", dir, ec.message()));
   if (Status st = write_json(doc, dir + "/report.json"); !st.ok()) return st;
   for (std::size_t i = 0; i < results.size(); ++i) {
-    Status st = write_outcomes_csv(fmt::format("{}/outcomes-{}.csv", dir, i), jobs, results[i].outcomes, cluster);
+    const sim::EnergyReport* energy = results[i].energy ? &*results[i].energy : nullptr;
+    Status st =
+        write_outcomes_csv(fmt::format("{}/outcomes-{}.csv", dir, i), jobs, results[i].outcomes, cluster, energy);
     if (!st.ok()) return st;
   }
   return run_plot_script(report_script(), dir);

@@ -15,6 +15,7 @@
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/plugin_config.h"
+#include "rlsched/sim/energy.h"
 #include "rlsched/sim/rlscheduler_compat.h"
 #include "rlsched/sim/simulator.h"
 
@@ -137,6 +138,33 @@ Status apply_config_option(const RunOptions& options, Inputs& inputs) {
   return Status::Ok();
 }
 
+// --energy: the config's energy section must say what the cluster draws and what a kWh costs.
+Status apply_energy_option(const RunOptions& options, Inputs& inputs) {
+  if (!options.energy) return Status::Ok();
+  energy::EnergyConfig energy = inputs.plugin_config.energy;
+  const energy::PowerModel& power = energy.power;
+  if (power.accelerators.empty() && power.node.busy_w <= 0 && power.node.idle_w <= 0 && power.suspended_w <= 0)
+    return Status::InvalidInput(fmt::format(
+        "--energy: {} has no energy.power (what nodes and accelerators draw; docs/energy.md)", inputs.config_label));
+  if (energy.price.empty())
+    return Status::InvalidInput(
+        fmt::format("--energy: {} has no energy.price (a tariff; docs/energy.md)", inputs.config_label));
+  if (const std::vector<energy::Rule> rules = options.parsed_energy_rules(); !rules.empty())
+    energy.rule = rules.front();
+  if (!options.deferrable.empty()) {
+    for (const energy::DeferrableGroup& group : energy.deferrable)
+      if (inputs.deferrable_qos.empty() && !group.qos.empty()) inputs.deferrable_qos = group.qos.front();
+    if (inputs.deferrable_qos.empty())
+      return Status::InvalidInput(
+          fmt::format("--deferrable: {}'s energy.deferrable names no QOS, so there is none to give the drawn jobs",
+                      inputs.config_label));
+    const auto [share, seed] = options.parsed_deferrable();
+    inputs.deferrable_jobs = sim::mark_deferrable(inputs.workload.jobs, share, seed, inputs.deferrable_qos, kUrgentQos);
+  }
+  inputs.energy = std::move(energy);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<config::PluginConfig> read_plugin_config(const std::string& path, std::string& label) {
@@ -195,6 +223,7 @@ Result<Inputs> load_inputs(const RunOptions& options) {
   if (const auto checkpoint = options.parsed_checkpoint())
     inputs.injected.checkpointable =
         sim::declare_checkpoints(inputs.workload.jobs, *checkpoint, options.checkpointable, seed, kUrgentQos);
+  if (Status energy = apply_energy_option(options, inputs); !energy.ok()) return energy;
   return inputs;
 }
 
@@ -217,6 +246,10 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
   evaluation.sim.preemption.restart_overhead = options.restart_overhead;
   evaluation.sim.preemption.policy = inputs.preemption_policy;
   if (!options.urgent.empty()) evaluation.sim.preemption.rules = {sim::PreemptRule{kUrgentQos, {sim::kDefaultQos}}};
+  if (inputs.energy) {
+    evaluation.energy = &*inputs.energy;
+    evaluation.sim.energy = &*inputs.energy;
+  }
   if (options.failures_mtbf_hours > 0 && !inputs.workload.jobs.empty()) {
     const auto [first, last] = sim::workload_span(inputs.workload.jobs);
     evaluation.sim.failures = sim::random_failures(inputs.cluster, first, last, options.failures_mtbf_hours,

@@ -2,6 +2,7 @@
 // into the library's EvaluationOptions.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "rlsched/cluster.h"
@@ -39,6 +40,10 @@ struct Inputs {
   std::string config_label;
   /// The checkpoint mode's rules: the config's preemption section.
   preemption::Policy preemption_policy;
+  /// --energy: the config's energy section, its rule replaced by --energy-rule's first (evaluate sets each one).
+  std::optional<energy::EnergyConfig> energy;
+  std::size_t deferrable_jobs = 0;  ///< jobs --deferrable gave a deferrable QOS
+  std::string deferrable_qos;       ///< the QOS --deferrable gave: the first one energy.deferrable names
 
   bool workload_has_accelerators() const {
     for (const Job& j : workload.jobs)
@@ -65,8 +70,9 @@ void apply_plugin_config(const config::PluginConfig& config, Cluster& cluster, s
 /// \return the reader's error (which names file and line), or InvalidInput when no machine can be implied.
 Result<Inputs> load_inputs(const RunOptions& options);
 
-/// Protocol, backfill, bf_max_job_test, the failure schedule and preemption (the first --preemption mode; with
-/// --urgent, QOS urgent preempts normal) for these inputs.
+/// Protocol, backfill, bf_max_job_test, the failure schedule, preemption (the first --preemption mode; with
+/// --urgent, QOS urgent preempts normal) and, with --energy, the meter and deferral (both inputs.energy, which must
+/// outlive the options) for these inputs.
 sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const Inputs& inputs);
 
 /// Settings for make_scorer: the multifactor scorer uses the simulated cluster's weights when it has any.

@@ -56,10 +56,12 @@ std::string node_names(const std::vector<int>& nodes, const Cluster& cluster) {
 }  // namespace
 
 Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
-                          const std::vector<sim::JobOutcome>& outcomes, const Cluster& cluster) {
+                          const std::vector<sim::JobOutcome>& outcomes, const Cluster& cluster,
+                          const sim::EnergyReport* energy) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) return Status::IoError(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
-  file << "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes\n";
+  file << "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes"
+       << (energy ? ",kwh,cost,co2_g" : "") << '\n';
   for (const sim::JobOutcome& o : outcomes) {
     const Job& job = jobs.at(o.job);
     const bool started = o.start >= 0;
@@ -70,7 +72,14 @@ Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
          << time_or_empty(ended, o.end) << ',' << time_or_empty(started, o.wait()) << ','
          << time_or_empty(ended, o.run()) << ',' << sim::to_string(o.state) << ',' << csv_field(partition) << ','
          << csv_field(type) << ',' << o.cpus << ',' << o.accelerators << ',' << o.restarts << ','
-         << csv_field(node_names(o.nodes, cluster)) << '\n';
+         << csv_field(node_names(o.nodes, cluster));
+    if (energy && o.job < energy->jobs.size()) {
+      const sim::EnergyFigures& e = energy->jobs[o.job];
+      file << ',' << fmt::format("{:.6g},{:.6g},{:.6g}", e.kwh, e.cost, e.co2_g);
+    } else if (energy) {
+      file << ",,,";
+    }
+    file << '\n';
   }
   file.close();
   if (!file) return Status::IoError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));

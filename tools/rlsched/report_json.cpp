@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "report_energy.h"
+
 namespace rlsched::cli {
 
 // Ordered, so that a document reads policy first, as the table does.
@@ -62,6 +64,7 @@ json result_json(const sim::PolicyResult& r) {
   for (const sim::QosMetrics& q : m.per_qos)
     per_qos.push_back({{"name", q.name}, {"jobs", q.jobs}, {"avg_wait", q.avg_wait}, {"p95_wait", q.p95_wait}});
   j["per_qos"] = std::move(per_qos);
+  if (r.energy) j["energy"] = energy_json(*r.energy);
   if (r.protocol == sim::Protocol::kRlScheduler) {
     j["sequence_bsld"] = r.sequence_bsld;
   } else {
@@ -137,6 +140,7 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
                         {"restart_overhead", options.restart_overhead},
                         {"requeue_delay", options.requeue_delay}};
   }
+  if (inputs.energy) doc["energy"] = energy_settings_json(inputs, options);
   json list = json::array();
   for (const sim::PolicyResult& r : results) list.push_back(result_json(r));
   doc["results"] = std::move(list);

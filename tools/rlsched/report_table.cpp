@@ -183,6 +183,26 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
     fmt::print(out, "placement: {}{}\n", options.placement,
                options.placement_partitions.empty() ? std::string()
                                                     : fmt::format(" (placed jobs go to {})", options.placement_partitions));
+  if (inputs.energy) {
+    const energy::EnergyConfig& e = *inputs.energy;
+    std::vector<std::string> groups;  // "QOS sweep up to 43200 s"
+    for (const energy::DeferrableGroup& g : e.deferrable) {
+      std::vector<std::string> who;
+      if (!g.qos.empty()) who.push_back(fmt::format("QOS {}", fmt::join(g.qos, ",")));
+      if (!g.job_classes.empty()) who.push_back(fmt::format("classes {}", fmt::join(g.job_classes, ",")));
+      groups.push_back(fmt::format("{} up to {} s", fmt::join(who, " and "), g.max_deferral));
+    }
+    fmt::print(
+        out, "energy:    metered with the energy section of {} (prices in {}/kWh); deferral rule {}{}; {}\n",
+        inputs.config_label, e.currency, options.energy_rule.empty() ? energy::to_string(e.rule) : options.energy_rule,
+        e.follow_carbon ? " following the carbon intensity" : "",
+        groups.empty() ? std::string("no job is deferrable") : fmt::format("deferrable: {}", fmt::join(groups, "; ")));
+    if (!options.deferrable.empty()) {
+      const auto [share, seed] = options.parsed_deferrable();
+      fmt::print(out, "deferrable: {} jobs of QOS {} ({} of the jobs, seed {})\n", inputs.deferrable_jobs,
+                 inputs.deferrable_qos, share, seed);
+    }
+  }
   if (options.failures_mtbf_hours > 0)
     fmt::print(out, "failures:  {} node failures (MTBF {} h per node, MTTR {} h, seed {})\n",
                evaluation.sim.failures.size(), options.failures_mtbf_hours, options.failures_mttr_hours, options.seed);

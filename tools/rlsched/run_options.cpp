@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "rlsched/scorer.h"
+#include "rlsched/sim/energy.h"
 #include "text/text.h"
 
 namespace rlsched::cli {
@@ -23,19 +24,29 @@ CLI::Validator parse_validator(Parse parse) {
       "");  // the option's type name lists the choices
 }
 
-/// --urgent SHARE[:SEED]: a share in (0, 1] and an optional whole-number seed.
-Result<std::pair<double, std::uint64_t>> parse_urgent(const std::string& text) {
+/// SHARE[:SEED]: a share in (0, 1] of `what` and an optional whole-number seed.
+Result<std::pair<double, std::uint64_t>> parse_share_seed(const std::string& text, const char* what) {
   const std::size_t colon = text.find(':');
   const std::string share_text = text.substr(0, colon);
   const std::string seed_text = colon == std::string::npos ? "1" : text.substr(colon + 1);
   char* end = nullptr;
   const double share = std::strtod(share_text.c_str(), &end);
   if (share_text.empty() || *end != '\0' || !(share > 0 && share <= 1))
-    return Status::InvalidInput(fmt::format(
-        "'{}': SHARE must be a number in (0, 1], the share of short jobs made urgent (e.g. 0.1 or 0.1:7)", text));
+    return Status::InvalidInput(
+        fmt::format("'{}': SHARE must be a number in (0, 1], the share of {} (e.g. 0.1 or 0.1:7)", text, what));
   if (seed_text.empty() || seed_text.find_first_not_of("0123456789") != std::string::npos || seed_text.size() > 19)
     return Status::InvalidInput(fmt::format("'{}': SEED after the colon must be a whole number (e.g. 0.1:7)", text));
   return std::make_pair(share, static_cast<std::uint64_t>(std::stoull(seed_text)));
+}
+
+/// --urgent SHARE[:SEED].
+Result<std::pair<double, std::uint64_t>> parse_urgent(const std::string& text) {
+  return parse_share_seed(text, "short jobs made urgent");
+}
+
+/// --deferrable SHARE[:SEED].
+Result<std::pair<double, std::uint64_t>> parse_deferrable(const std::string& text) {
+  return parse_share_seed(text, "jobs made deferrable");
 }
 
 /// --checkpoint interval=30m,cost=90s: the job comment's declaration (rlsched/preemption.h), prefix optional.
@@ -65,6 +76,19 @@ std::vector<sim::PreemptionMode> RunOptions::parsed_preemptions() const {
 std::pair<double, std::uint64_t> RunOptions::parsed_urgent() const {
   if (urgent.empty()) return {0.0, 1};
   return *parse_urgent(urgent);
+}
+
+std::pair<double, std::uint64_t> RunOptions::parsed_deferrable() const {
+  if (deferrable.empty()) return {0.0, 1};
+  return *parse_deferrable(deferrable);
+}
+
+std::vector<energy::Rule> RunOptions::parsed_energy_rules() const {
+  std::vector<energy::Rule> out;
+  for (const std::string& name : text::split_names(energy_rule))
+    if (auto r = sim::parse_energy_rule(name); r.ok() && std::find(out.begin(), out.end(), *r) == out.end())
+      out.push_back(*r);
+  return out;
 }
 
 std::optional<preemption::Checkpoint> RunOptions::parsed_checkpoint() const {
@@ -266,10 +290,36 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "checkpoint mode. Default: the shipped slurm_conf_examples/rlsched.yaml (the report says so)")
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
+  CLI::Option* energy =
+      app.add_flag("--energy", options.energy,
+                   "Meter each run's energy, electricity cost and carbon with the config's energy section (power "
+                   "model, price, carbon), and defer deferrable jobs as job_submit/rlsched does (docs/energy.md)");
+  CLI::Option* energy_rule =
+      app.add_option("--energy-rule", options.energy_rule,
+                     "Replace the config's energy.rule: none (meter only), cheapest-window or least-cost; evaluate "
+                     "compares a comma-separated list")
+          ->type_name("LIST")
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                const std::vector<std::string> names = text::split_names(text);
+                if (names.empty()) return "no energy rule given (known: none, cheapest-window, least-cost)";
+                for (const std::string& name : names)
+                  if (auto r = sim::parse_energy_rule(name); !r.ok()) return r.status().message();
+                return {};
+              },
+              ""))
+          ->needs(energy);
+  CLI::Option* deferrable =
+      app.add_option("--deferrable", options.deferrable,
+                     "Give a seeded random SHARE of the jobs (each drawn alone, in trace order; not those --urgent "
+                     "made urgent) the first QOS the config's energy.deferrable names; SEED defaults to 1")
+          ->type_name("SHARE[:SEED]")
+          ->check(parse_validator(parse_deferrable))
+          ->needs(energy);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
   full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, main_pass_delay, end_pass_delay, placement,
                                      placement_partitions, placement_slack, preemption, urgent, checkpoint,
-                                     checkpointable, restart_overhead, requeue_delay});
+                                     checkpointable, restart_overhead, requeue_delay, energy, energy_rule, deferrable});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 

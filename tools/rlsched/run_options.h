@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "rlsched/energy.h"
 #include "rlsched/preemption.h"
 #include "rlsched/sim/evaluation.h"
 
@@ -44,6 +45,9 @@ struct RunOptions {
   /// The plugins' rlsched.yaml (--config): score_scale weighs the site factor, its types' speeds, job classes and
   /// preemption section apply as in the plugins. Empty: the built-in copy of slurm_conf_examples/rlsched.yaml.
   std::string config;
+  bool energy = false;      ///< --energy: meter energy and defer as the config's energy section says
+  std::string energy_rule;  ///< --energy-rule: replaces the config's rule; evaluate takes a comma list; empty: none
+  std::string deferrable;   ///< --deferrable "SHARE[:SEED]": jobs given the first deferrable QOS; empty: none
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }
@@ -53,6 +57,10 @@ struct RunOptions {
   std::vector<sim::PreemptionMode> parsed_preemptions() const;
   /// --urgent's share and seed (seed 1 when not given); {0, 1} without --urgent.
   std::pair<double, std::uint64_t> parsed_urgent() const;
+  /// --deferrable's share and seed (seed 1 when not given); {0, 1} without --deferrable.
+  std::pair<double, std::uint64_t> parsed_deferrable() const;
+  /// --energy-rule's rules, duplicates dropped; empty without it (the config's rule).
+  std::vector<energy::Rule> parsed_energy_rules() const;
   /// --checkpoint's declaration; nullopt without it.
   std::optional<preemption::Checkpoint> parsed_checkpoint() const;
 };

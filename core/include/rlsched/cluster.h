@@ -97,6 +97,9 @@ struct Cluster {
   std::vector<Qos> qos;
   PriorityWeights priority;
   BackfillSettings backfill;
+  /// slurm.conf SuspendTime: Slurm's power saving suspends a node idle this many seconds; -1 (absent, NONE,
+  /// INFINITE or a negative value): never.
+  Seconds suspend_time = -1;
 
   /// \return index of the partition with that name, or -1.
   int find_partition(const std::string& name) const;

@@ -30,7 +30,7 @@ namespace {
 
 using Keys = std::vector<std::string_view>;
 
-const Keys kTopKeys = {"cluster", "accelerator_types", "nodes", "partitions", "qos", "priority"};
+const Keys kTopKeys = {"cluster", "accelerator_types", "nodes", "partitions", "qos", "priority", "suspend_time"};
 const Keys kTypeKeys = {"name", "gres", "speed", "class_speed"};
 const Keys kNodeKeys = {"name", "cpus", "mem_mb", "memory", "gres"};
 const Keys kPartitionKeys = {"name", "nodes", "default", "max_time", "priority_job_factor", "priority_tier"};
@@ -121,6 +121,8 @@ class YamlReader {
       return s;
     if (auto v = root["qos"]; v.IsDefined() && !(s = read_qos(v, cluster)).ok()) return s;
     if (auto v = root["priority"]; v.IsDefined() && !(s = read_priority(v, cluster.priority)).ok()) return s;
+    if (auto v = root["suspend_time"]; v.IsDefined() && !(s = read_suspend_time(v, cluster.suspend_time)).ok())
+      return s;
     add_implicit_types(cluster);
     if (Status v = validate(cluster); !v.ok()) return Status::InvalidInput(fmt::format("{}: {}", path_, v.message()));
     return cluster;
@@ -435,6 +437,17 @@ class YamlReader {
       cluster.qos.push_back(std::move(q));
     }
     return Status::Ok();
+  }
+
+  // slurm.conf SuspendTime: a duration, or NONE / INFINITE for never (as when absent).
+  Status read_suspend_time(const YAML::Node& v, Seconds& out) const {
+    std::string text = v.IsScalar() ? v.Scalar() : std::string();
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (text == "none" || text == "infinite") {
+      out = -1;
+      return Status::Ok();
+    }
+    return get_duration(v, "suspend_time", out);
   }
 
   Status read_priority(const YAML::Node& map, PriorityWeights& w) const {

@@ -150,6 +150,21 @@ Status get_duration(const Where& where, const Token& t, Seconds& out) {
   return Status::Ok();
 }
 
+// SuspendTime: seconds a node stays idle before power saving suspends it; NONE, INFINITE or a negative number
+// turn it off (slurm.conf(5)).
+Status get_suspend_time(const Where& where, const Token& t, Seconds& out) {
+  const std::string value = to_lower(trim(t.value));
+  long long v = 0;
+  if (value == "none" || value == "infinite") {
+    out = -1;
+  } else if (parse_int(value, v)) {
+    out = v < 0 ? -1 : v;
+  } else {
+    return where.error(fmt::format("{}={} is not a number of seconds, NONE or INFINITE", t.name, t.value));
+  }
+  return Status::Ok();
+}
+
 // Node attributes, accumulated over NodeName=DEFAULT lines and then the node's own line.
 struct NodeSpec {
   std::optional<long long> cpus, boards, sockets, sockets_per_board, cores_per_socket, threads_per_core, real_memory;
@@ -360,6 +375,7 @@ class SlurmConfReader {
       for (const auto& [key, field] : durations)
         if (t.key == key) s = get_duration(where, t, *field);
       if (t.key == "priorityfavorsmall") s = get_bool(where, t, w.favor_small);
+      if (t.key == "suspendtime") s = get_suspend_time(where, t, cluster_.suspend_time);
       if (t.key == "clustername") cluster_.name = t.value;
       if (t.key == "selecttype") select_type_ = to_lower(t.value);
       if (t.key == "schedulerparameters") s = scheduler_parameters(where, t.value);

@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rlsched/cluster.h"
 #include "rlsched/job.h"
 #include "rlsched/scorer.h"
+#include "rlsched/sim/energy.h"
 #include "rlsched/sim/metrics.h"
 #include "rlsched/sim/rlscheduler_compat.h"
 #include "rlsched/sim/simulator.h"
@@ -31,6 +33,11 @@ struct EvaluationOptions {
   SimConfig sim;  ///< backfill, failures, ... (kFull); only sim.backfill applies to kRlScheduler
   CompatProtocol compat;
   bool keep_outcomes = false;  ///< fill PolicyResult::outcomes (kFull only)
+  /// Meter the run's energy with this configuration (EnergyMeter, beside any sim.observer) and fill
+  /// PolicyResult::energy, split by EnergyConfig::deferrable; nullptr: no meter. kFull only. Metering does not
+  /// defer jobs: sim.energy does.
+  const energy::EnergyConfig* energy = nullptr;
+  Seconds energy_series_step = 3600;  ///< EnergyReport::series_step
   /// Share of work done (0..1), for progress bars.
   std::function<void(double)> progress;
 };
@@ -48,6 +55,7 @@ struct PolicyResult {
   std::vector<double> sequence_bsld;  ///< kRlScheduler: average bounded slowdown of each sequence
   SimCounters counters;               ///< kFull only
   std::vector<JobOutcome> outcomes;   ///< kFull with keep_outcomes: one per workload job, same order
+  std::optional<EnergyReport> energy;  ///< with EvaluationOptions::energy
   double wall_seconds = 0;            ///< time the simulation took
 };
 
