@@ -98,7 +98,7 @@ void append_health_families(const std::string& json_text, const std::string& sou
 
   by_kind(j, "energy", "rlsched_energy_decisions_total",
           "Energy decisions: deferrable jobs given a later begin time (deferred), that would have been in shadow mode "
-          "(would_defer), jobs ranked last while waiting in an expensive window (sunk)",
+          "(would_defer), deferrable jobs ranked last in an expensive window (sunk) or first in a cheap one (boosted)",
           source, out);
   MetricFamily preempt = counter("rlsched_preemptions_total", "Victims preempt/rlsched chose");
   add_sample(preempt, {}, number(j, "preemptions", source));

@@ -253,13 +253,14 @@ Result<energy::Rule> parse_energy_rule(const std::string& text) {
 }
 
 std::size_t mark_deferrable(std::vector<Job>& jobs, double share, std::uint64_t seed, const std::string& qos,
-                            const std::string& skip_qos) {
+                            const std::string& skip_qos, Seconds max_limit) {
   std::mt19937_64 rng(seed ^ 0x5851f42d4c957f2dULL);  // independent of --urgent's draw with the same seed
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::size_t marked = 0;
   for (Job& job : jobs) {
     const double draw = unit(rng);
     if (draw >= share || (!skip_qos.empty() && job.qos == skip_qos)) continue;
+    if (max_limit > 0 && job.time_limit > max_limit) continue;
     job.qos = qos;
     ++marked;
   }

@@ -652,16 +652,16 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
       view_cluster_.context(now, static_cast<int>(at_submit ? last_batch_size_ + 1 : batch_.size()));
   if (!at_submit) last_batch_size_ = batch_.size();
   scorer_.score(context, batch_, scores_);
-  // The energy rule's last rank (site_factor/rlsched's sink), decided here so that the hook sees it beside the
-  // policy's own scores.
-  sunk_.assign(jobs.size(), 0);
+  // The energy rule's rank (site_factor/rlsched's), decided here so that the hook sees it beside the policy's own
+  // scores.
+  energy_rank_.assign(jobs.size(), energy::Rank::kPolicy);
   if (config_.energy)
     for (std::size_t i = 0; i < jobs.size(); ++i)
       if (const auto request = deferral_request(jobs[i], now))
-        sunk_[i] = energy::sinks(*config_.energy, *request) ? 1 : 0;
-  if (tell) config_.on_scoring({now, at_submit, view_cluster_, jobs, batch_states_, context, batch_, scores_, sunk_});
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    if (sunk_[i]) scores_[i] = energy::kSunkScore;
+        energy_rank_[i] = energy::rank_now(*config_.energy, *request);
+  if (tell)
+    config_.on_scoring({now, at_submit, view_cluster_, jobs, batch_states_, context, batch_, scores_, energy_rank_});
+  for (std::size_t i = 0; i < jobs.size(); ++i) scores_[i] = energy::ranked_score(energy_rank_[i], scores_[i]);
 }
 
 /// Without multifactor weights the policy's score is the priority (the library's bare mode; the CLI always gives

@@ -160,7 +160,7 @@ class SlurmSim {
   /// SimConfig::energy: the job's deferral request at `now` (energy.h), or nullopt when it is not deferrable.
   std::optional<energy::StartRequest> deferral_request(int job, Seconds now) const;
   /// Scores batch_ into scores_ (the policy's one batched call), tells config_.on_scoring, then gives the jobs
-  /// the energy rule sinks (SimConfig::energy) energy::kSunkScore.
+  /// the energy rule ranks last or first (SimConfig::energy) energy::ranked_score.
   void score_batch(const std::vector<int>& jobs, Seconds now, bool at_submit);
   bool ranks_before(int a, int b) const;
   bool in_partition(int node, int partition) const;
@@ -267,7 +267,7 @@ class SlurmSim {
   std::vector<job_view::JobState> batch_states_;  // only when config_.on_scoring is set
   std::vector<PendingJob> batch_;
   std::vector<double> scores_;
-  std::vector<char> sunk_;  // score_batch: which of the batch the energy rule ranks last
+  std::vector<energy::Rank> energy_rank_;  // score_batch: where the energy rule ranks each of the batch
   Allocation scratch_;
   std::vector<int> top_blocked_;  // per partition: its highest-priority job that could not start, -1 if none
   std::vector<Reservation> reservations_;

@@ -224,8 +224,9 @@ const char* kEnergy = R"(energy:
 )";
 
 /// Replays every scoring call of the simulator through the C entry points under kConfig plus `extra` (an energy
-/// section); with one, `min_sunk` scored jobs must have been ranked last by the energy rule on both paths.
-void check_parity(const std::string& extra, int min_sunk) {
+/// section); with one, at least `min_ranked` scored jobs must have been ranked last, and as many first, by the
+/// energy rule on both paths.
+void check_parity(const std::string& extra, int min_ranked) {
   PrivateDir dir;
   const std::string model = dir.model("policy.pt", 7);
   const std::string config_path = dir.write("rlsched.yaml", std::string(kConfig) + extra + "model: " + model + "\n");
@@ -253,7 +254,7 @@ void check_parity(const std::string& extra, int min_sunk) {
   // Node failures requeue running jobs: they wait again from a later eligible time, with a restart counted.
   sim_config.failures = {{2, 6000, 9000}, {0, 12000, 15000}, {6, 8000, -1}, {4, 10000, 13000}, {1, 7000, 9500}};
   sim_config.requeue_delay = 120;
-  int requeued = 0, sunk = 0;
+  int requeued = 0, sunk = 0, boosted = 0;
   sim_config.energy = &config->energy;
   sim_config.on_scoring = [&](const sim::ScoringDecision& d) {
     CSnapshot c(d, cluster, jobs);
@@ -292,13 +293,13 @@ void check_parity(const std::string& extra, int min_sunk) {
       mutations_seen += features_of({moved}, plugin_context) != features_of({plugin_views.front()}, plugin_context);
     }
 
-    // What the simulator ranks: the policy's scores, the energy rule's last rank where it sinks a job.
+    // What the simulator ranks: the policy's scores, or the energy rule's first or last rank.
     std::vector<double> ranked = d.scores;
-    for (std::size_t i = 0; i < ranked.size(); ++i)
-      if (d.sunk[i]) {
-        ranked[i] = energy::kSunkScore;
-        ++sunk;
-      }
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      ranked[i] = energy::ranked_score(d.energy_rank[i], d.scores[i]);
+      sunk += d.energy_rank[i] == energy::Rank::kLast;
+      boosted += d.energy_rank[i] == energy::Rank::kFirst;
+    }
     // Site factors through the C entry points, exactly as the plugin calls them.
     std::vector<double> scores(c.jobs.size());
     std::vector<uint32_t> factors(c.jobs.size());
@@ -334,10 +335,12 @@ void check_parity(const std::string& extra, int min_sunk) {
   CHECK(classed >= 50);
   CHECK(requeued >= 3);
   CHECK(mutations_seen == batches + submits);
-  if (min_sunk > 0)
-    CHECK(sunk >= min_sunk);
-  else
-    CHECK(sunk == 0);
+  if (min_ranked > 0) {
+    CHECK(sunk >= min_ranked);
+    CHECK(boosted >= min_ranked);
+  } else {
+    CHECK(sunk + boosted == 0);
+  }
 }
 
 TEST_CASE("the simulator and site_factor/rlsched see the same features and give the same site factors",
@@ -345,7 +348,7 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
   check_parity("", 0);
 }
 
-TEST_CASE("the simulator and site_factor/rlsched rank the same jobs last for expensive power", "[parity][energy]") {
+TEST_CASE("the simulator and site_factor/rlsched rank the same jobs last and first for the price", "[parity][energy]") {
   check_parity(kEnergy, 30);
 }
 

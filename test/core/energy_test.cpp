@@ -142,8 +142,24 @@ TEST_CASE("the cheapest-window rule starts in a short dip before a peak; least c
   const StartPlan best = plan_start(config_with(s, Rule::kLeastCost), r);
   CHECK(best.begin == monday + 14 * kH);
   CHECK_THAT(best.cost_planned, WithinAbs(0.95, 1e-12));
-  CHECK(sinks(config_with(s, Rule::kLeastCost), r));
+  CHECK(rank_now(config_with(s, Rule::kLeastCost), r) == Rank::kLast);
+  CHECK(rank_now(config_with(s, Rule::kCheapestWindow), r) == Rank::kPolicy);  // the simple rule sets begin times only
   CHECK_FALSE(plan_start(config_with(s, Rule::kNone), r).deferred);
+}
+
+TEST_CASE("a deferrable job ranks first where its run is cheap against the next day's average", "[energy]") {
+  const EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
+  // The day's mean price is (6 x 0.1 + 12 x 0.3 + 6 x 0.5) / 24 = 0.3 from any moment.
+  // Thursday 02:00, 2 h at 0.1: first. 05:00, 2 h: 1 h at 0.1 and 1 h at 0.3, a mean of 0.2 <= 0.95 x 0.3: first.
+  CHECK(rank_now(c, {2 * kH, 14 * kH, 2 * kH, 1000}) == Rank::kFirst);
+  CHECK(rank_now(c, {5 * kH, 17 * kH, 2 * kH, 1000}) == Rank::kFirst);
+  // 08:00 with a budget to 12:00: nothing cheaper within it, and 0.3 is the day's mean: the policy ranks it.
+  CHECK(rank_now(c, {8 * kH, 12 * kH, 2 * kH, 1000}) == Rank::kPolicy);
+  // 16:00 with a budget to 04:00: midnight is cheaper: last.
+  CHECK(rank_now(c, {16 * kH, 28 * kH, 2 * kH, 1000}) == Rank::kLast);
+  CHECK(ranked_score(Rank::kLast, 3.5) == -std::numeric_limits<double>::infinity());
+  CHECK(ranked_score(Rank::kFirst, 3.5) == std::numeric_limits<double>::infinity());
+  CHECK(ranked_score(Rank::kPolicy, 3.5) == 3.5);
 }
 
 TEST_CASE("deferrable jobs are named by QOS or job class, the first group's budget applies", "[energy]") {

@@ -1,6 +1,7 @@
 // The simulator under rlsched.yaml's energy section: a deferrable job arriving in an expensive window becomes
 // eligible at its planned begin time (job_submit/rlsched's begin time), others start at once, and a deferrable job
-// still pending in an expensive window sinks below other work (site_factor/rlsched's site factor 0).
+// still pending in an expensive window ranks below other work (site_factor/rlsched's site factor 0), one pending
+// in a cheap window above it.
 #include <catch2/catch.hpp>
 
 #include "rlsched/energy.h"
@@ -65,7 +66,7 @@ TEST_CASE("a deferrable job waits for the cheap window, a normal one beside it d
   }
 }
 
-TEST_CASE("a deferrable job pending in an expensive window sinks below the others", "[sim][energy]") {
+TEST_CASE("a deferrable job pending in an expensive window ranks below the others", "[sim][energy]") {
   Cluster cluster = gpu_cluster();
   cluster.priority.age = 1;  // multifactor on: the site factor (FCFS rank at scale 10000) decides the order
   cluster.priority.calc_period = 60;
@@ -88,6 +89,33 @@ TEST_CASE("a deferrable job pending in an expensive window sinks below the other
     CHECK(r.outcomes[2].start == 7 * kH);
     CHECK(r.outcomes[1].start == 8 * kH);
     CHECK(r.counters.deferred == 0);
+  }
+}
+
+TEST_CASE("a deferrable job pending in a cheap window ranks above the others", "[sim][energy]") {
+  Cluster cluster = gpu_cluster();
+  cluster.priority.age = 1;
+  cluster.priority.calc_period = 60;
+  // Thursday 00:00-03:00 a normal job holds the A100 node. 01:00 a normal job, 02:00 a sweep job (nothing cheaper
+  // within its budget than the night it arrives in: eligible at once) wait for it. At 03:00, in the cheap window,
+  // the sweep job goes first although it came later.
+  const std::vector<Job> jobs = {on_a100(1, 0, 3 * kH, 3 * kH, "normal"), on_a100(2, kH, kH, kH, "normal"),
+                                 on_a100(3, 2 * kH, kH, kH, "sweep")};
+  sim::SimConfig config;
+  config.backfill = sim::Backfill::kNone;
+  const sim::SimResult fcfs = test::run(cluster, jobs, "fcfs", config);
+  CHECK(fcfs.outcomes[1].start == 3 * kH);
+  CHECK(fcfs.outcomes[2].start == 4 * kH);
+  const energy::EnergyConfig energy = tariff(12 * kH);
+  config.energy = &energy;
+  const sim::SimResult r = test::run(cluster, jobs, "fcfs", config);
+  CHECK(r.outcomes[2].start == 3 * kH);
+  CHECK(r.outcomes[1].start == 4 * kH);
+  SECTION("the simple rule only sets begin times") {
+    energy::EnergyConfig simple = tariff(12 * kH);
+    simple.rule = energy::Rule::kCheapestWindow;
+    config.energy = &simple;
+    CHECK(test::run(cluster, jobs, "fcfs", config).outcomes[1].start == 3 * kH);
   }
 }
 

@@ -40,10 +40,10 @@ std::string no_usable_jobs(const std::string& trace, const ReadReport& report) {
 // A Gavel workload brings measured speeds: they replace the speeds the cluster gives its k80, p100 and v100.
 Result<Workload> load_gavel(const RunOptions& options, const io::ReadOptions& read, Inputs& inputs) {
   if (!inputs.cluster_given)
-    return Status::InvalidInput(fmt::format(
-        "{}: a Gavel workload needs a cluster with k80, p100 and v100 GPUs (--cluster, e.g. "
-        "slurm_conf_examples/gavel-cluster.yaml)",
-        options.trace));
+    return Status::InvalidInput(
+        fmt::format("{}: a Gavel workload needs a cluster with k80, p100 and v100 GPUs (--cluster, e.g. "
+                    "slurm_conf_examples/gavel-cluster.yaml)",
+                    options.trace));
   io::GavelOptions gavel;
   gavel.any_of_pods = options.any_of;
   gavel.read = read;
@@ -58,19 +58,19 @@ Result<Workload> load_gavel(const RunOptions& options, const io::ReadOptions& re
         found = true;
       }
     if (!found)
-      return Status::InvalidInput(fmt::format("{}: cluster has no accelerator type {}:{} (a Gavel workload runs on "
-                                              "gpu:k80, gpu:p100 and gpu:v100)",
-                                              options.cluster, measured.gres, measured.name));
+      return Status::InvalidInput(
+          fmt::format("{}: cluster has no accelerator type {}:{} (a Gavel workload runs on "
+                      "gpu:k80, gpu:p100 and gpu:v100)",
+                      options.cluster, measured.gres, measured.name));
   }
   std::set<std::string> classes;
   for (const AcceleratorType& t : derived->types)
     for (const auto& [name, speed] : t.class_speed) classes.insert(name);
-  inputs.trace_label = fmt::format("{} (Gavel msr_seed0 jobs, measured speeds of {} job classes{})", options.trace,
-                                   classes.size(),
-                                   options.any_of.empty()
-                                       ? std::string(", any type")
-                                       : fmt::format(", {} jobs restricted by the type sets of {}", derived->constrained,
-                                                     options.any_of));
+  inputs.trace_label = fmt::format(
+      "{} (Gavel msr_seed0 jobs, measured speeds of {} job classes{})", options.trace, classes.size(),
+      options.any_of.empty()
+          ? std::string(", any type")
+          : fmt::format(", {} jobs restricted by the type sets of {}", derived->constrained, options.any_of));
   return std::move(derived->workload);
 }
 
@@ -87,7 +87,8 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
   inputs.trace_label = options.trace;
   io::ReadOptions read;
   read.strict = options.strict;
-  auto workload = gavel_folder(options.trace) ? load_gavel(options, read, inputs) : io::read_workload(options.trace, read);
+  auto workload =
+      gavel_folder(options.trace) ? load_gavel(options, read, inputs) : io::read_workload(options.trace, read);
   if (!workload.ok()) return workload.status();
   if (!options.jobs.empty()) {
     const auto colon = options.jobs.find(':');
@@ -95,8 +96,8 @@ Result<Workload> load_workload(const RunOptions& options, Inputs& inputs) {
     const std::size_t count = std::stoull(options.jobs.substr(colon + 1));
     std::vector<Job>& jobs = workload->jobs;
     if (first >= jobs.size())
-      return Status::InvalidInput(
-          fmt::format("{}: --jobs starts at job {} but the trace has {} usable jobs", options.trace, first, jobs.size()));
+      return Status::InvalidInput(fmt::format("{}: --jobs starts at job {} but the trace has {} usable jobs",
+                                              options.trace, first, jobs.size()));
     jobs.erase(jobs.begin() + static_cast<std::ptrdiff_t>(std::min(first + count, jobs.size())), jobs.end());
     jobs.erase(jobs.begin(), jobs.begin() + static_cast<std::ptrdiff_t>(first));
     inputs.trace_label += fmt::format(" (jobs {}..{})", first, first + jobs.size() - 1);
@@ -159,7 +160,8 @@ Status apply_energy_option(const RunOptions& options, Inputs& inputs) {
           fmt::format("--deferrable: {}'s energy.deferrable names no QOS, so there is none to give the drawn jobs",
                       inputs.config_label));
     const auto [share, seed] = options.parsed_deferrable();
-    inputs.deferrable_jobs = sim::mark_deferrable(inputs.workload.jobs, share, seed, inputs.deferrable_qos, kUrgentQos);
+    inputs.deferrable_jobs = sim::mark_deferrable(inputs.workload.jobs, share, seed, inputs.deferrable_qos, kUrgentQos,
+                                                  options.deferrable_max_limit);
   }
   inputs.energy = std::move(energy);
   return Status::Ok();
@@ -210,16 +212,17 @@ Result<Inputs> load_inputs(const RunOptions& options) {
   if (options.load > 0) {
     const double before = sim::offered_load(inputs.workload.jobs, inputs.cluster);
     auto factor = sim::scale_to_load(inputs.workload.jobs, inputs.cluster, options.load);
-    if (!factor.ok()) return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
-    inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
+    if (!factor.ok())
+      return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
+    inputs.trace_label +=
+        fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
   }
   Status config = apply_config_option(options, inputs);
   if (!config.ok()) return config;
   inputs.simulate_on_cluster = inputs.cluster_given || options.parsed_protocol() == sim::Protocol::kFull;
   // After the time scaling: which jobs are urgent and which checkpoint does not depend on it.
   const auto [urgent_share, seed] = options.parsed_urgent();
-  if (urgent_share > 0)
-    inputs.injected.urgent = sim::mark_urgent(inputs.workload.jobs, urgent_share, seed, kUrgentQos);
+  if (urgent_share > 0) inputs.injected.urgent = sim::mark_urgent(inputs.workload.jobs, urgent_share, seed, kUrgentQos);
   if (const auto checkpoint = options.parsed_checkpoint())
     inputs.injected.checkpointable =
         sim::declare_checkpoints(inputs.workload.jobs, *checkpoint, options.checkpointable, seed, kUrgentQos);
@@ -260,8 +263,7 @@ sim::EvaluationOptions make_evaluation_options(const RunOptions& options, const 
 
 ScorerSettings scorer_settings(const Inputs& inputs) {
   ScorerSettings settings;
-  if (inputs.cluster.priority.multifactor_enabled())
-    settings.multifactor = inputs.cluster.priority;
+  if (inputs.cluster.priority.multifactor_enabled()) settings.multifactor = inputs.cluster.priority;
   return settings;
 }
 

@@ -181,8 +181,9 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
                options.checkpoint, options.checkpointable);
   if (inputs.workload_has_accelerators() && evaluation.protocol == sim::Protocol::kFull)
     fmt::print(out, "placement: {}{}\n", options.placement,
-               options.placement_partitions.empty() ? std::string()
-                                                    : fmt::format(" (placed jobs go to {})", options.placement_partitions));
+               options.placement_partitions.empty()
+                   ? std::string()
+                   : fmt::format(" (placed jobs go to {})", options.placement_partitions));
   if (inputs.energy) {
     const energy::EnergyConfig& e = *inputs.energy;
     std::vector<std::string> groups;  // "QOS sweep up to 43200 s"
@@ -199,8 +200,12 @@ void print_inputs(std::FILE* out, const Inputs& inputs, const RunOptions& option
         groups.empty() ? std::string("no job is deferrable") : fmt::format("deferrable: {}", fmt::join(groups, "; ")));
     if (!options.deferrable.empty()) {
       const auto [share, seed] = options.parsed_deferrable();
-      fmt::print(out, "deferrable: {} jobs of QOS {} ({} of the jobs, seed {})\n", inputs.deferrable_jobs,
-                 inputs.deferrable_qos, share, seed);
+      fmt::print(out, "deferrable: {} jobs of QOS {} ({} of the jobs{}, seed {})\n", inputs.deferrable_jobs,
+                 inputs.deferrable_qos, share,
+                 options.deferrable_max_limit > 0
+                     ? fmt::format(" with a time limit up to {} s", options.deferrable_max_limit)
+                     : std::string(),
+                 seed);
     }
   }
   if (options.failures_mtbf_hours > 0)
@@ -218,9 +223,8 @@ void print_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& resu
     table.add_column(name);
   for (const sim::PolicyResult& r : results) {
     const sim::Metrics& m = r.metrics;
-    table.add_row({run_label(r, results),
-                   sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait), secs(m.p50_wait),
-                   secs(m.p95_wait), secs(m.p99_wait), secs(m.max_wait), fixed(m.utilization, 3),
+    table.add_row({run_label(r, results), sim::to_string(r.backfill), fixed(m.avg_bsld, 2), secs(m.avg_wait),
+                   secs(m.p50_wait), secs(m.p95_wait), secs(m.p99_wait), secs(m.max_wait), fixed(m.utilization, 3),
                    r.protocol == sim::Protocol::kFull ? fixed(m.fragmentation, 3) : "-", fixed(m.jain_fairness, 3),
                    std::to_string(m.jobs), std::to_string(m.timed_out), std::to_string(m.rejected),
                    fixed(r.wall_seconds, 2), fixed(jobs_per_second(r), 0)});
@@ -245,18 +249,20 @@ void print_placement_comparison(std::FILE* out, const std::vector<sim::PolicyRes
     for (const sim::PolicyResult& p : results)
       if (p.policy == r.policy && p.placement == sim::Placement::kPredictive && p.metrics.avg_completion > 0)
         ratio = fixed(m.avg_completion / p.metrics.avg_completion, 2);
-    std::vector<std::string> row = {r.policy, sim::to_string(r.placement), hours(m.avg_completion),
-                                    hours(m.p95_completion), hours(m.avg_wait), ratio};
+    std::vector<std::string> row = {
+        r.policy, sim::to_string(r.placement), hours(m.avg_completion), hours(m.p95_completion), hours(m.avg_wait),
+        ratio};
     for (const sim::AcceleratorTypeMetrics& t : m.per_type) row.push_back(fixed(t.utilization_arriving, 3));
     row.insert(row.end(), {fixed(m.accel_fragmentation, 3), std::to_string(m.jobs), std::to_string(m.timed_out)});
     table.add_row(std::move(row));
   }
   fmt::print(out, "\n{}", table.render());
-  fmt::print(out,
-             "\njct = job completion time (wait + run), hours; jct_vs_pred = average jct over that of the predictive "
-             "placement (same policy); util_TYPE = busy share of that type's accelerators while jobs arrive (first to last "
-             "submit); "
-             "accel_frag = idle accelerator-time share while a fitting job waited\n");
+  fmt::print(
+      out,
+      "\njct = job completion time (wait + run), hours; jct_vs_pred = average jct over that of the predictive "
+      "placement (same policy); util_TYPE = busy share of that type's accelerators while jobs arrive (first to last "
+      "submit); "
+      "accel_frag = idle accelerator-time share while a fitting job waited\n");
 }
 
 void print_preemption_comparison(std::FILE* out, const std::vector<sim::PolicyResult>& results) {
@@ -267,8 +273,8 @@ void print_preemption_comparison(std::FILE* out, const std::vector<sim::PolicyRe
   Table table;
   table.add_column("policy", Table::Align::kLeft);
   table.add_column("preemption", Table::Align::kLeft);
-  for (const char* name : {"urgent_jobs", "urgent_avg_wait_h", "urgent_p95_wait_h", "others_avg_wait_h",
-                           "preemptions", "requeues", accelerators ? "lost_accel_h" : "lost_cpu_h", "goodput"})
+  for (const char* name : {"urgent_jobs", "urgent_avg_wait_h", "urgent_p95_wait_h", "others_avg_wait_h", "preemptions",
+                           "requeues", accelerators ? "lost_accel_h" : "lost_cpu_h", "goodput"})
     table.add_column(name);
   for (const sim::PolicyResult& r : results) {
     const sim::Metrics& m = r.metrics;

@@ -147,7 +147,8 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
           [](std::string& text) -> std::string {
             const auto colon = text.find(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
-                text.find_first_not_of("0123456789:") != std::string::npos || text.find(':', colon + 1) != std::string::npos)
+                text.find_first_not_of("0123456789:") != std::string::npos ||
+                text.find(':', colon + 1) != std::string::npos)
               return "expected FIRST:COUNT with whole numbers, e.g. 300000:50000";
             return {};
           },
@@ -221,10 +222,11 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
               },
               ""))
           ->capture_default_str();
-  CLI::Option* placement_partitions = app.add_option("--placement-partitions", options.placement_partitions,
-                 "Partitions a placed job that names none may go to (rlsched.yaml placement.partitions); "
-                 "default: those it is eligible for")
-      ->type_name("LIST");
+  CLI::Option* placement_partitions =
+      app.add_option("--placement-partitions", options.placement_partitions,
+                     "Partitions a placed job that names none may go to (rlsched.yaml placement.partitions); "
+                     "default: those it is eligible for")
+          ->type_name("LIST");
   CLI::Option* placement_slack =
       app.add_option("--placement-slack", options.placement_slack,
                      "Predictive placement keeps every partition whose predicted completion is within this factor of "
@@ -257,32 +259,37 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
               },
               ""))
           ->capture_default_str();
-  CLI::Option* urgent = app.add_option("--urgent", options.urgent,
-                 "Make a seeded random SHARE of the short jobs (recorded run <= 2 h) QOS urgent, which queues first "
-                 "and may preempt QOS normal (every other job); SEED defaults to 1")
-      ->type_name("SHARE[:SEED]")
-      ->check(parse_validator(parse_urgent));
-  CLI::Option* checkpoint = app.add_option("--checkpoint", options.checkpoint,
-                 "Long jobs (time limit above the interval, not urgent) declare this checkpoint, as "
-                 "sbatch --comment=checkpoint:interval=30m,cost=90s does")
-      ->type_name("interval=D,cost=D")
-      ->check(parse_validator(parse_checkpoint));
+  CLI::Option* urgent =
+      app.add_option(
+             "--urgent", options.urgent,
+             "Make a seeded random SHARE of the short jobs (recorded run <= 2 h) QOS urgent, which queues first "
+             "and may preempt QOS normal (every other job); SEED defaults to 1")
+          ->type_name("SHARE[:SEED]")
+          ->check(parse_validator(parse_urgent));
+  CLI::Option* checkpoint =
+      app.add_option("--checkpoint", options.checkpoint,
+                     "Long jobs (time limit above the interval, not urgent) declare this checkpoint, as "
+                     "sbatch --comment=checkpoint:interval=30m,cost=90s does")
+          ->type_name("interval=D,cost=D")
+          ->check(parse_validator(parse_checkpoint));
   CLI::Option* checkpointable = app.add_option("--checkpointable", options.checkpointable,
-                 "Share of those long jobs that declare it (seeded with --urgent's SEED)")
-      ->type_name("SHARE")
-      ->check(CLI::Range(0.0, 1.0).description(""))
-      ->capture_default_str()
-      ->needs(checkpoint);
-  CLI::Option* restart_overhead = app.add_option("--restart-overhead", options.restart_overhead,
-                 "Seconds of extra run time a job pays when it resumes from a checkpoint")
-      ->type_name("SECONDS")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  CLI::Option* requeue_delay = app.add_option("--requeue-delay", options.requeue_delay,
-                 "Seconds before a requeued job (node failure, preemption) is eligible again")
-      ->type_name("SECONDS")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+                                               "Share of those long jobs that declare it (seeded with --urgent's SEED)")
+                                    ->type_name("SHARE")
+                                    ->check(CLI::Range(0.0, 1.0).description(""))
+                                    ->capture_default_str()
+                                    ->needs(checkpoint);
+  CLI::Option* restart_overhead =
+      app.add_option("--restart-overhead", options.restart_overhead,
+                     "Seconds of extra run time a job pays when it resumes from a checkpoint")
+          ->type_name("SECONDS")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
+  CLI::Option* requeue_delay =
+      app.add_option("--requeue-delay", options.requeue_delay,
+                     "Seconds before a requeued job (node failure, preemption) is eligible again")
+          ->type_name("SECONDS")
+          ->check(CLI::NonNegativeNumber)
+          ->capture_default_str();
   app.add_option("--config,--preemption-config", options.config,
                  "The plugins' rlsched.yaml, applied as site_factor/rlsched, job_submit/rlsched and preempt/rlsched "
                  "apply it: score_scale is the site factor's weight beside the cluster's multifactor weights, its "
@@ -316,18 +323,42 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
           ->type_name("SHARE[:SEED]")
           ->check(parse_validator(parse_deferrable))
           ->needs(energy);
+  CLI::Option* deferrable_max_limit =
+      app.add_option("--deferrable-max-limit", options.deferrable_max_limit,
+                     "--deferrable draws only among jobs whose time limit is at most this many seconds (exploratory "
+                     "runs are the short ones); 0: among all")
+          ->type_name("SECONDS")
+          ->check(CLI::NonNegativeNumber)
+          ->needs(deferrable);
   std::vector<CLI::Option*> full_only = std::move(extra_full_only);
-  full_only.insert(full_only.end(), {mtbf, mttr, seed, bf_max, bf_phase, main_pass_delay, end_pass_delay, placement,
-                                     placement_partitions, placement_slack, preemption, urgent, checkpoint,
-                                     checkpointable, restart_overhead, requeue_delay, energy, energy_rule, deferrable});
+  full_only.insert(full_only.end(), {mtbf,
+                                     mttr,
+                                     seed,
+                                     bf_max,
+                                     bf_phase,
+                                     main_pass_delay,
+                                     end_pass_delay,
+                                     placement,
+                                     placement_partitions,
+                                     placement_slack,
+                                     preemption,
+                                     urgent,
+                                     checkpoint,
+                                     checkpointable,
+                                     restart_overhead,
+                                     requeue_delay,
+                                     energy,
+                                     energy_rule,
+                                     deferrable,
+                                     deferrable_max_limit});
   app.add_option("--json", options.json, "Write results as JSON to this file ('-': stdout, instead of the report)")
       ->type_name("OUT");
 
   // Under rlscheduler these would be silently ignored by the compat simulator, so say so instead.
   app.parse_complete_callback([&options, full_only, urgent] {
     const std::vector<sim::PreemptionMode> modes = options.parsed_preemptions();
-    const bool preempting = std::any_of(modes.begin(), modes.end(),
-                                        [](sim::PreemptionMode m) { return m != sim::PreemptionMode::kNone; });
+    const bool preempting =
+        std::any_of(modes.begin(), modes.end(), [](sim::PreemptionMode m) { return m != sim::PreemptionMode::kNone; });
     if (urgent->count() == 0 && preempting)
       throw CLI::ValidationError("--preemption", "needs urgent jobs to preempt for: add --urgent SHARE[:SEED]");
     if (options.parsed_protocol() != sim::Protocol::kRlScheduler) return;

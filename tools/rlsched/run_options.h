@@ -4,8 +4,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -22,15 +22,15 @@ struct RunOptions {
   std::string backfill = "easy";
   std::string protocol = "full";
   bool strict = false;
-  std::string jobs;     ///< "FIRST:COUNT" window of the trace's jobs (in file order); empty: all
+  std::string jobs;                ///< "FIRST:COUNT" window of the trace's jobs (in file order); empty: all
   double failures_mtbf_hours = 0;  ///< 0: no node failures
   double failures_mttr_hours = 1;
   std::uint64_t seed = 1;
   int bf_max_job_test = 0;
-  int bf_phase = -1;  ///< --bf-phase; -1: the simulator's default
-  int main_pass_delay = -1;  ///< --main-pass-delay; -1: the simulator's default
-  int end_pass_delay = -1;   ///< --end-pass-delay; -1: the simulator's default
-  std::string json;  ///< empty: no JSON; "-": stdout
+  int bf_phase = -1;                       ///< --bf-phase; -1: the simulator's default
+  int main_pass_delay = -1;                ///< --main-pass-delay; -1: the simulator's default
+  int end_pass_delay = -1;                 ///< --end-pass-delay; -1: the simulator's default
+  std::string json;                        ///< empty: no JSON; "-": stdout
   std::string placement = "fastest-free";  ///< how multi-type jobs get a type; evaluate takes a comma list
   std::string placement_partitions;        ///< comma list: where pinned jobs that name no partition may go
   double placement_slack = 0;              ///< --placement-slack; 0: the config's placement.slack
@@ -48,6 +48,7 @@ struct RunOptions {
   bool energy = false;      ///< --energy: meter energy and defer as the config's energy section says
   std::string energy_rule;  ///< --energy-rule: replaces the config's rule; evaluate takes a comma list; empty: none
   std::string deferrable;   ///< --deferrable "SHARE[:SEED]": jobs given the first deferrable QOS; empty: none
+  Seconds deferrable_max_limit = 0;  ///< --deferrable-max-limit: only jobs with a time limit up to this; 0: any
 
   sim::Protocol parsed_protocol() const { return *sim::parse_protocol(protocol); }
   sim::Backfill parsed_backfill() const { return *sim::parse_backfill(backfill); }

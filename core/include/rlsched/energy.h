@@ -1,6 +1,7 @@
 // Energy, electricity price and grid carbon: what a job draws, what a kWh costs when, and the one rule that decides
 // whether a deferrable job waits for a cheaper window. job_submit/rlsched (a begin time set at submit),
-// site_factor/rlsched (a deferrable job pending in an expensive window sinks to site factor 0) and the simulator
+// site_factor/rlsched (a deferrable job pending ranks last in an expensive window, first in a cheap one) and the
+// simulator
 // call the functions below; docs/energy.md explains the model and the mechanism.
 #pragma once
 
@@ -149,7 +150,7 @@ struct DeferrableJob {
 /// over the types it may get is enough to decide; reports use the type it ran on.
 double request_watts(const PowerModel& power, const DeferrableJob& job);
 
-/// The request plan_start and sinks take for a deferrable job at `now`: deadline eligible + max_deferral, run its
+/// The request plan_start and rank_now take for a deferrable job at `now`: deadline eligible + max_deferral, run its
 /// time limit; nullopt when the job is not deferrable or the config defers nothing.
 std::optional<StartRequest> deferral_request(const EnergyConfig& config, const DeferrableJob& job, Seconds now);
 
@@ -157,11 +158,17 @@ std::optional<StartRequest> deferral_request(const EnergyConfig& config, const D
 /// begin = now.
 StartPlan plan_start(const EnergyConfig& config, const StartRequest& request);
 
-/// Whether a deferrable job pending at request.now is in an expensive window: its plan would still defer it. Such
-/// a job's policy score is replaced by kSunkScore before scores become site factors (site_factor/rlsched and the
-/// simulator), so it ranks below every other pending job: site factor 0, and the others' ranks count it below them.
-bool sinks(const EnergyConfig& config, const StartRequest& request);
-constexpr double kSunkScore = -std::numeric_limits<double>::infinity();
+/// Where a pending deferrable job ranks at request.now, under the least-cost rule (the simple cheapest-window rule
+/// only sets begin times):
+///  - kLast while a start within its budget would cost at least min_saving less (an expensive window for it);
+///  - kFirst while its run now costs at least min_saving less than at the schedule's average over the next day (a
+///    cheap window: deferrable work runs before other work while it is cheap);
+///  - kPolicy otherwise.
+/// site_factor/rlsched and the simulator replace the policy's score of a kLast job by -inf and of a kFirst job by
+/// +inf before scores become site factors (ranked_score): site factor 0, or the batch's top one.
+enum class Rank : signed char { kLast = -1, kPolicy = 0, kFirst = 1 };
+Rank rank_now(const EnergyConfig& config, const StartRequest& request);
+double ranked_score(Rank rank, double policy_score);
 
 /// Energy (kWh) x price integrated over [from, to) at a constant draw: the cost, and (carbon schedule) the grams.
 double cost_of(const Schedule& schedule, double watts, Seconds from, Seconds to);

@@ -136,7 +136,8 @@ typedef struct rlsched_counters {
 	uint64_t errors;              /* calls that returned an error code */
 	uint64_t deferrals;           /* jobs given a later begin time for cheaper power (energy.mode enforce) */
 	uint64_t deferrals_shadow;    /* ... that would have been (energy.mode shadow) */
-	uint64_t sunk_jobs;           /* scored jobs ranked last for waiting in an expensive window (enforce) */
+	uint64_t sunk_jobs;           /* scored deferrable jobs ranked last in an expensive window (enforce) */
+	uint64_t boosted_jobs;        /* ... ranked first in a cheap window (enforce) */
 } rlsched_counters;
 
 int rlsched_engine_get_counters(rlsched_engine *engine, rlsched_counters *out);
@@ -218,7 +219,7 @@ typedef struct rlsched_job {
 /* ---- Scoring (site_factor/rlsched) ---------------------------------------------------------------------------- */
 
 /* Scores the n pending jobs in ONE batched call of the policy, then maps each score to a site factor in
- * [0, score_scale] (a deferrable job pending in an expensive window scores -inf first, energy.mode enforce): floor(score_scale * share of the batch scoring strictly lower) (rlsched/site_factor.h). The
+ * [0, score_scale] (a deferrable job scores -inf in an expensive window, +inf in a cheap one, energy.mode enforce): floor(score_scale * share of the batch scoring strictly lower) (rlsched/site_factor.h). The
  * plugin writes NICE_OFFSET + out_site_factors[i]. Either output may be NULL. Running jobs in the array are an
  * error (RLSCHED_EINVAL). The sorted batch is kept for rlsched_score_one. On any error the outputs are untouched.
  * n == 0 is fine (nothing scored). */

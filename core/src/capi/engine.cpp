@@ -281,6 +281,7 @@ rlsched_counters Engine::counters() const {
   c.deferrals = deferrals_.load();
   c.deferrals_shadow = deferrals_shadow_.load();
   c.sunk_jobs = sunk_jobs_.load();
+  c.boosted_jobs = boosted_jobs_.load();
   return c;
 }
 

@@ -87,8 +87,8 @@ class Engine {
     std::string fallback_name;
   };
 
-  /// energy.mode enforce: scores[i] of each jobs[i] in an expensive window for it becomes energy::kSunkScore.
-  void sink_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
+  /// energy.mode enforce: scores[i] of each deferrable jobs[i] becomes energy::ranked_score of its energy::rank_now.
+  void rank_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
                        const std::vector<std::string>& classes, std::vector<double>& scores);
   explicit Engine(EngineOptions options);
   Result<std::shared_ptr<Settings>> build(config::PluginConfig config, const Settings* previous);
@@ -137,6 +137,7 @@ class Engine {
   std::atomic<std::uint64_t> deferrals_{0};
   std::atomic<std::uint64_t> deferrals_shadow_{0};
   std::atomic<std::uint64_t> sunk_jobs_{0};
+  std::atomic<std::uint64_t> boosted_jobs_{0};
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;

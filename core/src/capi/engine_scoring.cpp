@@ -18,16 +18,17 @@ void Engine::score(const Settings& s, const ScoringContext& context, const std::
   s.policy->scorer->score(context, jobs, scores);
 }
 
-void Engine::sink_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
+void Engine::rank_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
                              const std::vector<std::string>& classes, std::vector<double>& scores) {
   const config::PluginConfig& c = s.config;
   if (!c.energy.defers() || c.energy_mode != config::Mode::kEnforce) return;
   for (std::size_t i = 0; i < scores.size(); ++i) {
     const auto request = energy::deferral_request(c.energy, deferrable_job(jobs[i], cluster, c, classes[i]), now);
-    if (request && energy::sinks(c.energy, *request)) {
-      scores[i] = energy::kSunkScore;
-      sunk_jobs_.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (!request) continue;
+    const energy::Rank rank = energy::rank_now(c.energy, *request);
+    if (rank == energy::Rank::kPolicy) continue;
+    scores[i] = energy::ranked_score(rank, scores[i]);
+    (rank == energy::Rank::kLast ? sunk_jobs_ : boosted_jobs_).fetch_add(1, std::memory_order_relaxed);
   }
 }
 
@@ -63,7 +64,7 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
   scores.assign(n, 0.0);
   factors.assign(n, 0);
   score(*s, batch.state.context(now, static_cast<int>(n)), pending, scores);
-  sink_deferrable(*s, now, cluster, jobs, job_classes, scores);
+  rank_deferrable(*s, now, cluster, jobs, job_classes, scores);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     site_factors_of(scores, s->config.score_scale, sorted_, factors.data());
@@ -98,7 +99,7 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
     pending += static_cast<int>(sorted_.size());
   }
   score(*s, batch.state.context(now, pending), one, score_out);
-  sink_deferrable(*s, now, cluster, &job, {class_of(s->config, job)}, score_out);
+  rank_deferrable(*s, now, cluster, &job, {class_of(s->config, job)}, score_out);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);

@@ -84,7 +84,7 @@ std::string HealthRecorder::record(Seconds now, const rlsched_counters& c, const
                     {"model_untrusted", c.model_untrusted},
                     {"forward_failed", c.forward_failures}};
   j["faults"] = {{"nonfinite_scores", c.nonfinite_scores}, {"call_errors", c.errors}};
-  j["energy"] = {{"deferred", c.deferrals}, {"would_defer", c.deferrals_shadow}, {"sunk", c.sunk_jobs}};
+  j["energy"] = {{"deferred", c.deferrals}, {"would_defer", c.deferrals_shadow}, {"sunk", c.sunk_jobs}, {"boosted", c.boosted_jobs}};
   j["preemptions"] = preemptions_.load(std::memory_order_relaxed);
   j["grace_seconds"] = grace_seconds_.load(std::memory_order_relaxed);
   j["lost_accelerator_hours"] = static_cast<double>(lost_size_seconds_.load(std::memory_order_relaxed)) / 3600.0;

@@ -1,6 +1,7 @@
 // What a job draws, and the one rule that decides whether a deferrable job waits for cheaper electricity.
 #include <algorithm>
 #include <ctime>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -140,8 +141,26 @@ StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
   return plan;
 }
 
-bool sinks(const EnergyConfig& config, const StartRequest& request) {
-  return plan_start(config, request).deferred;
+Rank rank_now(const EnergyConfig& config, const StartRequest& request) {
+  if (config.rule != Rule::kLeastCost || !config.defers() || request.watts <= 0) return Rank::kPolicy;
+  if (plan_start(config, request).deferred) return Rank::kLast;
+  const Schedule& signal = config.signal();
+  const Seconds run = std::max<Seconds>(request.run, 1);
+  const double run_mean = signal.integral(request.now, request.now + run) / static_cast<double>(run);
+  const double day_mean = signal.integral(request.now, request.now + 86400) / 86400.0;
+  return run_mean <= (1 - config.min_saving) * day_mean ? Rank::kFirst : Rank::kPolicy;
+}
+
+double ranked_score(Rank rank, double policy_score) {
+  switch (rank) {
+    case Rank::kLast:
+      return -std::numeric_limits<double>::infinity();
+    case Rank::kFirst:
+      return std::numeric_limits<double>::infinity();
+    case Rank::kPolicy:
+      break;
+  }
+  return policy_score;
 }
 
 }  // namespace rlsched::energy

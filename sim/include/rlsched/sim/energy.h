@@ -167,9 +167,10 @@ void split_by_deferral(EnergyReport& report, const std::vector<Job>& jobs, const
 /// "none", "cheapest-window", "least-cost" (energy::to_string's words).
 Result<energy::Rule> parse_energy_rule(const std::string& text);
 
-/// Deferrable work for a study: each job not of QOS `skip_qos` gets QOS `qos` with probability `share`, drawn
-/// with `seed` (one draw per job in list order, so a job's fate does not depend on the others). \return how many.
+/// Deferrable work for a study: each job not of QOS `skip_qos` (and, when max_limit > 0, whose time limit is at
+/// most max_limit: exploratory runs are the short ones) gets QOS `qos` with probability `share`, drawn with `seed`
+/// (one draw per job in list order, so a job's fate does not depend on the others). \return how many.
 std::size_t mark_deferrable(std::vector<Job>& jobs, double share, std::uint64_t seed, const std::string& qos,
-                            const std::string& skip_qos);
+                            const std::string& skip_qos, Seconds max_limit = 0);
 
 }  // namespace rlsched::sim

@@ -122,9 +122,9 @@ struct ScoringDecision {
   const ScoringContext& context;
   const std::vector<PendingJob>& views;  ///< what the scorer saw
   const std::vector<double>& scores;     ///< what it gave
-  /// SimConfig::energy: sunk[i] is 1 when jobs[i] waits in an expensive window for it (energy::sinks): its score
-  /// is replaced by energy::kSunkScore before it becomes a site factor. All 0 without an energy section.
-  const std::vector<char>& sunk;
+  /// SimConfig::energy: where the energy rule ranks jobs[i] (energy::rank_now): kLast or kFirst replace its score
+  /// by energy::ranked_score before it becomes a site factor. All kPolicy without an energy section.
+  const std::vector<energy::Rank>& energy_rank;
 };
 
 struct SimConfig {
@@ -150,7 +150,7 @@ struct SimConfig {
   PlacementSettings placement;
   /// rlsched.yaml's energy section (docs/energy.md), or nullptr: a deferrable job (EnergyConfig::deferrable of its
   /// QOS and class) arriving when energy::plan_start defers it becomes eligible at the planned begin time, as
-  /// job_submit/rlsched's begin time makes it in Slurm, and while energy::sinks says so its site factor is 0.
+  /// job_submit/rlsched's begin time makes it in Slurm, and it ranks last or first while energy::rank_now says so.
   const energy::EnergyConfig* energy = nullptr;
   /// Called now and then with the share of arrivals processed (0..1), for progress bars.
   std::function<void(double)> progress;
