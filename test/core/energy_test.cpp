@@ -150,9 +150,11 @@ TEST_CASE("the cheapest-window rule starts in a short dip before a peak; least c
 TEST_CASE("a deferrable job ranks first where its run is cheap against the next day's average", "[energy]") {
   const EnergyConfig c = config_with(daily_tariff(), Rule::kLeastCost);
   // The day's mean price is (6 x 0.1 + 12 x 0.3 + 6 x 0.5) / 24 = 0.3 from any moment.
-  // Thursday 02:00, 2 h at 0.1: first. 05:00, 2 h: 1 h at 0.1 and 1 h at 0.3, a mean of 0.2 <= 0.95 x 0.3: first.
+  // Thursday 02:00, 2 h at 0.1, ending before the window closes at 06:00: first. 05:00, 2 h: a mean of 0.2 <= 0.95 x
+  // 0.3, but it would run into the 0.3 hours: the policy ranks it.
   CHECK(rank_now(c, {2 * kH, 14 * kH, 2 * kH, 1000}) == Rank::kFirst);
-  CHECK(rank_now(c, {5 * kH, 17 * kH, 2 * kH, 1000}) == Rank::kFirst);
+  CHECK(rank_now(c, {4 * kH, 16 * kH, 2 * kH, 1000}) == Rank::kFirst);  // ends at 06:00 exactly
+  CHECK(rank_now(c, {5 * kH, 17 * kH, 2 * kH, 1000}) == Rank::kPolicy);
   // 08:00 with a budget to 12:00: nothing cheaper within it, and 0.3 is the day's mean: the policy ranks it.
   CHECK(rank_now(c, {8 * kH, 12 * kH, 2 * kH, 1000}) == Rank::kPolicy);
   // 16:00 with a budget to 04:00: midnight is cheaper: last.

@@ -161,8 +161,9 @@ StartPlan plan_start(const EnergyConfig& config, const StartRequest& request);
 /// Where a pending deferrable job ranks at request.now, under the least-cost rule (the simple cheapest-window rule
 /// only sets begin times):
 ///  - kLast while a start within its budget would cost at least min_saving less (an expensive window for it);
-///  - kFirst while its run now costs at least min_saving less than at the schedule's average over the next day (a
-///    cheap window: deferrable work runs before other work while it is cheap);
+///  - kFirst while its run now costs at least min_saving less than at the schedule's average over the next day and
+///    ends before the price rises (a cheap window it fits in: deferrable work runs before other work while it is
+///    cheap);
 ///  - kPolicy otherwise.
 /// site_factor/rlsched and the simulator replace the policy's score of a kLast job by -inf and of a kFirst job by
 /// +inf before scores become site factors (ranked_score): site factor 0, or the batch's top one.

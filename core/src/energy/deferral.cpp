@@ -148,7 +148,14 @@ Rank rank_now(const EnergyConfig& config, const StartRequest& request) {
   const Seconds run = std::max<Seconds>(request.run, 1);
   const double run_mean = signal.integral(request.now, request.now + run) / static_cast<double>(run);
   const double day_mean = signal.integral(request.now, request.now + 86400) / 86400.0;
-  return run_mean <= (1 - config.min_saving) * day_mean ? Rank::kFirst : Rank::kPolicy;
+  if (run_mean > (1 - config.min_saving) * day_mean) return Rank::kPolicy;
+  // First only for a run that ends inside the cheap window: longer ones would take the nodes into the expensive
+  // hours after it, ahead of work that is not deferrable (chosen on the tuning workload, docs/energy.md).
+  const double price = signal.at(request.now);
+  Seconds window_end = signal.next_change(request.now);
+  while (window_end < request.now + 86400 && signal.at(window_end) <= price)
+    window_end = signal.next_change(window_end);
+  return request.now + run <= window_end ? Rank::kFirst : Rank::kPolicy;
 }
 
 double ranked_score(Rank rank, double policy_score) {
