@@ -116,3 +116,10 @@ TEST_CASE("accelerator type sets: a|b", "[text]") {
   CHECK_FALSE(type_set_allows("a100|h200", "h20"));
   CHECK_FALSE(type_set_allows("a100|h200", "a100|h200"));
 }
+
+TEST_CASE("epoch seconds print as ISO 8601 in UTC, whatever the local zone") {
+  CHECK(rlsched::text::utc_iso8601(0) == "1970-01-01T00:00:00");
+  // 20,789 days and 18 hours after the epoch.
+  CHECK(rlsched::text::utc_iso8601(20789LL * 86400 + 18 * 3600) == "2026-12-02T18:00:00");
+  CHECK(rlsched::text::utc_iso8601(-1) == "1969-12-31T23:59:59");
+}

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "text/text.h"
 #include "inputs.h"
 #include "report_table.h"
 #include "rlsched/io/cluster_readers.h"
@@ -29,14 +30,6 @@ struct ImportOptions {
   bool strict = false;
 };
 
-std::string utc(Seconds t) {
-  const std::time_t time = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&time, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  return text;
-}
 
 template <typename Map>
 std::string top(const Map& counts, std::size_t n) {
@@ -122,7 +115,7 @@ int run_import(const ImportOptions& options) {
     restarts += static_cast<std::size_t>(j.restarts);
     no_limit += j.time_limit <= 0;
   }
-  fmt::print("submitted: {} to {} UTC ({:.1f} days)\n", utc(first), utc(last), double(last - first) / 86400.0);
+  fmt::print("submitted: {} to {} UTC ({:.1f} days)\n", text::utc_iso8601(first), text::utc_iso8601(last), double(last - first) / 86400.0);
   fmt::print("users:     {}\n", top(users, 8));
   fmt::print("partitions: {}\n", top(partitions, 8));
   fmt::print("accelerators: {} jobs{}{}\n", accelerator_jobs, types.empty() ? "" : ": ", top(types, 8));

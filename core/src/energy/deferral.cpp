@@ -6,17 +6,13 @@
 #include <fmt/format.h>
 
 #include "rlsched/energy.h"
+#include "text/text.h"
 
 namespace rlsched::energy {
 namespace {
 
 std::string utc_text(Seconds t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  return text::utc_iso8601(t) + "Z";
 }
 
 // Every second in (now, deadline] at which a start may cost differently from the second before: a step boundary

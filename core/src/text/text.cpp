@@ -1,5 +1,7 @@
 #include "text/text.h"
 
+#include <ctime>
+
 namespace rlsched::text {
 namespace {
 
@@ -57,6 +59,15 @@ bool iequals(std::string_view a, std::string_view b) {
   for (std::size_t i = 0; i < a.size(); ++i)
     if (lower(a[i]) != lower(b[i])) return false;
   return true;
+}
+
+std::string utc_iso8601(long long epoch_seconds) {
+  const std::time_t time = static_cast<std::time_t>(epoch_seconds);
+  std::tm tm{};
+  gmtime_r(&time, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
+  return text;
 }
 
 }  // namespace rlsched::text

@@ -25,4 +25,7 @@ bool all_digits(std::string_view text);
 /// ASCII case-insensitive equality.
 bool iequals(std::string_view a, std::string_view b);
 
+/// Epoch seconds as ISO 8601 in UTC without a zone suffix: "2026-12-02T18:00:00".
+std::string utc_iso8601(long long epoch_seconds);
+
 }  // namespace rlsched::text
