@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "rlsched/features.h"
+#include "text/text.h"
 
 namespace rlsched::policy {
 namespace {
@@ -125,12 +126,7 @@ Result<ModelMetadata> ModelMetadata::Parse(std::string_view text) {
 }
 
 std::string utc_now_iso8601() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
+  return text::utc_iso8601(std::time(nullptr)) + "Z";
 }
 
 }  // namespace rlsched::policy
