@@ -35,6 +35,7 @@ HEALTH_RECORD = {
     "placements": [{"accelerator_type": "h200", "reason": "earliest_completion", "count": 3}],
     "site_factor_update_seconds": {"bounds": [0.001, 0.01], "counts": [5, 1, 0], "sum": 0.004},
     "rank_disagreement": {"share": 0.25, "pairs": 6, "jobs": 4, "mode": "shadow"},
+    "energy": {"deferred": 2, "would_defer": 0, "sunk": 5, "boosted": 1},
 }
 
 
