@@ -3,7 +3,7 @@
 against no shifting and against the simple rule (start at the beginning of the cheapest window within the budget),
 on GPU and CPU workloads, in the Slurm model with the configuration the plugins run (--config).
 
-    python3 bench/energy_study.py [--rlsched build/release/tools/rlsched] [--seeds 5] [--out FILE.md]
+    python3 bench/energy_study.py [--rlsched build/release/tools/rlsched] [--seeds 16] [--only LIST] [--out FILE.md]
 
 Tariff: a real time-of-use tariff (table 1 of PMC9744089, CNY/kWh, UTC+8): 0.308 off-peak 00-07, 0.594 regular 07-09
 and 11-19, 0.880 peak 09-11 and 19-24 (bench/energy/*-rlsched.yaml, with the power figures and their sources, and a
@@ -110,7 +110,7 @@ def mean(rows, key):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rlsched", default=os.path.join(ROOT, "build", "release", "tools", "rlsched"))
-    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--seeds", type=int, default=16)
     ap.add_argument("--only", help="comma list of workloads to run (default: all)")
     ap.add_argument("--out", help="also write the tables (markdown) here")
     args = ap.parse_args()
