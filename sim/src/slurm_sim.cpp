@@ -680,6 +680,7 @@ double SlurmSim::priority_of(const PendingJob& view, double score) const {
 std::optional<energy::StartRequest> SlurmSim::deferral_request(int job, Seconds now) const {
   if (!config_.energy) return std::nullopt;
   const Job& j = jobs_[job];
+  if (!config_.energy->max_deferral_for(j.qos, j.job_class)) return std::nullopt;  // most jobs: nothing to build
   energy::DeferrableJob d;
   d.qos = j.qos;
   d.job_class = j.job_class;

@@ -18,11 +18,20 @@ void Engine::score(const Settings& s, const ScoringContext& context, const std::
   s.policy->scorer->score(context, jobs, scores);
 }
 
+namespace {
+
+bool ranks_by_energy(const config::PluginConfig& c) {
+  return c.energy.defers() && c.energy_mode == config::Mode::kEnforce;
+}
+
+}  // namespace
+
 void Engine::rank_deferrable(const Settings& s, Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs,
                              const std::vector<std::string>& classes, std::vector<double>& scores) {
   const config::PluginConfig& c = s.config;
-  if (!c.energy.defers() || c.energy_mode != config::Mode::kEnforce) return;
+  if (!ranks_by_energy(c)) return;
   for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (!c.energy.max_deferral_for(view(jobs[i].qos), classes[i])) continue;  // most jobs: nothing to build
     const auto request = energy::deferral_request(c.energy, deferrable_job(jobs[i], cluster, c, classes[i]), now);
     if (!request) continue;
     const energy::Rank rank = energy::rank_now(c.energy, *request);
@@ -45,7 +54,9 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
   thread_local std::vector<std::uint32_t> factors;
   thread_local std::vector<std::string> job_classes;
   pending.clear();
-  job_classes.resize(n);
+  // Only the energy rank reads the classes again: copied only when it runs.
+  const bool energy_ranks = ranks_by_energy(s->config);
+  job_classes.resize(energy_ranks ? n : 0);
   BatchView batch(cluster, s->config);
   const bool classes = !s->config.job_classes.empty();
   const std::string no_class;
@@ -57,7 +68,7 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
       return Status::InvalidInput(fmt::format("jobs[{}] (job {}) is not pending", i, j.job_id));
     const std::string& job_class =
         classes ? classes_.classify(s->config, view(j.job_name), view(j.account), j.user_id) : no_class;
-    job_classes[i] = job_class;
+    if (energy_ranks) job_classes[i] = job_class;
     pending.push_back(to_pending_job(j, cluster, s->config, now, batch, job_class));
   }
   if (classes) classes_lock.unlock();
@@ -90,7 +101,8 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
   const std::shared_ptr<Settings> s = settings();
   if (!s->policy) return Status::InvalidInput("this engine was created for placement only (NO_POLICY)");
   BatchView batch(cluster, s->config);
-  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now, batch, class_of(s->config, job))};
+  const std::vector<std::string> job_class = {class_of(s->config, job)};
+  std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now, batch, job_class.front())};
   std::vector<double> score_out(1, 0.0);
   std::uint32_t factor = 0;
   int pending = 1;
@@ -99,7 +111,7 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
     pending += static_cast<int>(sorted_.size());
   }
   score(*s, batch.state.context(now, pending), one, score_out);
-  rank_deferrable(*s, now, cluster, &job, {class_of(s->config, job)}, score_out);
+  rank_deferrable(*s, now, cluster, &job, job_class, score_out);
   {
     std::lock_guard<std::mutex> lock(batch_mutex_);
     factor = site_factor_of(score_out[0], sorted_, s->config.score_scale);

@@ -95,51 +95,69 @@ std::optional<StartRequest> deferral_request(const EnergyConfig& config, const D
   return r;
 }
 
-StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
-  const Schedule& signal = config.signal();
-  const std::string unit = config.signal_unit();
-  StartPlan plan;
-  plan.begin = request.now;
-  const Seconds run = std::max<Seconds>(request.run, 1);
-  StartRequest r = request;
-  r.run = run;
-  plan.cost_now = cost_of(signal, r.watts, r.now, r.now + run);
-  plan.cost_planned = plan.cost_now;
-  if (!config.defers() || r.watts <= 0 || r.deadline <= r.now) return plan;
+namespace {
 
-  Seconds best = r.now;
+// The rule's choice without the words: the start, and the run's cost now and there. plan_start adds the message;
+// rank_now, which site_factor/rlsched calls for every pending deferrable job under the job lock, needs none.
+struct Choice {
+  Seconds begin = 0;
+  double cost_now = 0, cost_planned = 0;
+};
+
+Choice choose_start(const EnergyConfig& config, const StartRequest& request) {
+  const Schedule& signal = config.signal();
+  StartRequest r = request;
+  r.run = std::max<Seconds>(request.run, 1);
+  Choice c;
+  c.begin = r.now;
+  c.cost_now = cost_of(signal, r.watts, r.now, r.now + r.run);
+  c.cost_planned = c.cost_now;
+  if (!config.defers() || r.watts <= 0 || r.deadline <= r.now) return c;
   if (config.rule == Rule::kCheapestWindow) {
     double lowest = signal.at(r.now);
     for (Seconds t : candidate_starts(signal, r, false))
       if (signal.at(t) < lowest) {
         lowest = signal.at(t);
-        best = t;
+        c.begin = t;
       }
   } else {
-    double lowest = plan.cost_now;
+    double lowest = c.cost_now;
     for (Seconds t : candidate_starts(signal, r, true)) {
-      const double c = cost_of(signal, r.watts, t, t + run);
-      if (c < lowest) {
-        lowest = c;
-        best = t;
+      const double cost = cost_of(signal, r.watts, t, t + r.run);
+      if (cost < lowest) {
+        lowest = cost;
+        c.begin = t;
       }
     }
-    if (!(lowest < plan.cost_now * (1 - config.min_saving))) best = r.now;
+    if (!(lowest < c.cost_now * (1 - config.min_saving))) c.begin = r.now;
   }
-  if (best == r.now) return plan;
-  plan.begin = best;
-  plan.deferred = true;
-  plan.cost_planned = cost_of(signal, r.watts, best, best + run);
+  if (c.begin != r.now) c.cost_planned = cost_of(signal, r.watts, c.begin, c.begin + r.run);
+  return c;
+}
+
+}  // namespace
+
+StartPlan plan_start(const EnergyConfig& config, const StartRequest& request) {
+  const Choice c = choose_start(config, request);
+  StartPlan plan;
+  plan.begin = c.begin;
+  plan.cost_now = c.cost_now;
+  plan.cost_planned = c.cost_planned;
+  plan.deferred = c.begin != request.now;
+  if (!plan.deferred) return plan;
+  const Schedule& signal = config.signal();
+  const std::string unit = config.signal_unit();
   plan.reason = fmt::format(
-      "deferred to {} ({}/kWh there, {} now): its run costs about {:.3g} {} instead of {:.3g}; it may wait until {}",
-      utc_text(best), fmt::format("{:.3g} {}", signal.at(best), unit), fmt::format("{:.3g}", signal.at(r.now)),
-      plan.cost_planned, unit, plan.cost_now, utc_text(r.deadline));
+      "deferred to {} ({:.3g} {}/kWh there, {:.3g} now): its run costs about {:.3g} {} instead of {:.3g}; it may wait "
+      "until {}",
+      utc_text(c.begin), signal.at(c.begin), unit, signal.at(request.now), c.cost_planned, unit, c.cost_now,
+      utc_text(request.deadline));
   return plan;
 }
 
 Rank rank_now(const EnergyConfig& config, const StartRequest& request) {
   if (config.rule != Rule::kLeastCost || !config.defers() || request.watts <= 0) return Rank::kPolicy;
-  if (plan_start(config, request).deferred) return Rank::kLast;
+  if (choose_start(config, request).begin != request.now) return Rank::kLast;
   const Schedule& signal = config.signal();
   const Seconds run = std::max<Seconds>(request.run, 1);
   const double run_mean = signal.integral(request.now, request.now + run) / static_cast<double>(run);
