@@ -65,10 +65,11 @@ struct Tally {
   }
   void print(const char* name, bool interval) const {
     const double n = static_cast<double>(std::max<std::size_t>(error.size(), 1));
-    fmt::print("{:<28} {:>10.1f}% {:>10.1f}% {:>12.2f} {:>10.1f}% {:>10.1f}% {:>11} {:>9.0f} {:>9.0f}\n", name,
+    const auto percent = [](double x) { return fmt::format("{:.1f}%", 100 * x); };
+    fmt::print("{:<28} {:>10.1f}% {:>10.1f}% {:>12.2f} {:>10.1f}% {:>11} {:>11} {:>9.0f} {:>9.0f}\n", name,
                100 * share(error, 0, 600), 100 * share(error, 0, 3600), median_ratio(), 100 * share(ratio, 0.5, 2),
-               100 * share(waited_ratio, 0.5, 2),
-               interval ? fmt::format("{:.1f}%", 100 * static_cast<double>(covered) / n) : std::string("-"),
+               waited_ratio.empty() ? std::string("-") : percent(share(waited_ratio, 0.5, 2)),
+               interval ? percent(static_cast<double>(covered) / n) : std::string("-"),
                1000 * seconds / n, 1000 * slowest);
   }
 };
