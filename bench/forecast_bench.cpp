@@ -81,7 +81,8 @@ Snapshot busy_snapshot(const Cluster& cluster) {
 }
 
 /// `bf_max_job_test`: SimConfig's (0: backfill tests every pending job; Slurm's default is 500).
-void forecast_bench(benchmark::State& state, const char* policy, bool all, int bf_max_job_test) {
+/// `interval`: ForecastOptions::interval (false: the expected run only, a third of the work).
+void forecast_bench(benchmark::State& state, const char* policy, bool all, int bf_max_job_test, bool interval) {
   const Cluster cluster = busy_cluster();
   const Snapshot snapshot = busy_snapshot(cluster);
   ScorerSettings settings;
@@ -93,6 +94,7 @@ void forecast_bench(benchmark::State& state, const char* policy, bool all, int b
   }
   ForecastOptions options;
   options.sim.bf_max_job_test = bf_max_job_test;
+  options.interval = interval;
   if (!all) options.targets = {snapshot.pending.back().job.id};
   std::size_t started = 0;
   for (auto _ : state) {
@@ -110,7 +112,7 @@ void forecast_bench(benchmark::State& state, const char* policy, bool all, int b
 }  // namespace
 
 #define FORECAST_BENCH(name, policy, all, bf_max_job_test)                            \
-  BENCHMARK_CAPTURE(forecast_bench, name, policy, all, bf_max_job_test)                \
+  BENCHMARK_CAPTURE(forecast_bench, name, policy, all, bf_max_job_test, true)          \
       ->Unit(benchmark::kMillisecond)                                                  \
       ->Iterations(1)                                                                  \
       ->Repetitions(3)                                                                 \
@@ -124,5 +126,10 @@ FORECAST_BENCH(one_model, "model:" RLSCHED_SHIPPED_MODEL, false, 0);
 FORECAST_BENCH(all_model, "model:" RLSCHED_SHIPPED_MODEL, true, 0);
 FORECAST_BENCH(one_model_bf500, "model:" RLSCHED_SHIPPED_MODEL, false, 500);
 FORECAST_BENCH(all_model_bf500, "model:" RLSCHED_SHIPPED_MODEL, true, 500);
+BENCHMARK_CAPTURE(forecast_bench, one_multifactor_no_interval, "multifactor", false, 0, false)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
 
 BENCHMARK_MAIN();
