@@ -228,7 +228,14 @@ Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapsh
   if (!expected.ok()) return expected.status();
   std::vector<Run> earliest, latest;
   if (options.interval) {
+    // The earliest start counts only where it is before the expected one: that run may stop there.
+    Seconds expected_last = now;
+    for (int job : start.targets)
+      expected_last = (*expected)[job].start < 0 ? start.until : std::max(expected_last, (*expected)[job].start);
+    const Seconds horizon_end = start.until;
+    start.until = std::min(horizon_end, expected_last);
     auto e = simulate_scenario(Scenario::kEarliest);
+    start.until = horizon_end;
     if (!e.ok()) return e.status();
     auto l = simulate_scenario(Scenario::kLatest);
     if (!l.ok()) return l.status();
