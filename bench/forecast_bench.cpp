@@ -111,11 +111,11 @@ void forecast_bench(benchmark::State& state, const char* policy, bool all, int b
 
 }  // namespace
 
-#define FORECAST_BENCH(name, policy, all, bf_max_job_test)                            \
-  BENCHMARK_CAPTURE(forecast_bench, name, policy, all, bf_max_job_test, true)          \
-      ->Unit(benchmark::kMillisecond)                                                  \
-      ->Iterations(1)                                                                  \
-      ->Repetitions(3)                                                                 \
+#define FORECAST_BENCH(name, policy, all, bf_max_job_test)                    \
+  BENCHMARK_CAPTURE(forecast_bench, name, policy, all, bf_max_job_test, true) \
+      ->Unit(benchmark::kMillisecond)                                         \
+      ->Iterations(1)                                                         \
+      ->Repetitions(3)                                                        \
       ->ReportAggregatesOnly(true)
 
 FORECAST_BENCH(one_multifactor, "multifactor", false, 0);

@@ -66,9 +66,10 @@ Result<Allocation> hold(const Cluster& cluster, const Topology& topology, FreeSt
   const auto misfit = [&](const char* what) {
     std::vector<std::string> names;
     for (int n : r.nodes) names.push_back(cluster.nodes[n].name);
-    return Status::InvalidInput(fmt::format("running job {} does not fit its nodes {} (not enough {} left by the "
-                                            "other running jobs)",
-                                            r.job.id, fmt::join(names, ","), what));
+    return Status::InvalidInput(
+        fmt::format("running job {} does not fit its nodes {} (not enough {} left by the "
+                    "other running jobs)",
+                    r.job.id, fmt::join(names, ","), what));
   };
   if (!r.node_cpus.empty() && r.node_cpus.size() != r.nodes.size())
     return Status::InvalidInput(fmt::format("running job {} gives CPUs for {} nodes but holds {}", r.job.id,
@@ -98,8 +99,8 @@ Result<Allocation> hold(const Cluster& cluster, const Topology& topology, FreeSt
   Allocation allocation;
   for (std::size_t i = 0; i < r.nodes.size(); ++i) {
     const int n = r.nodes[i];
-    allocation.push_back(Grant{n, (*cpus)[i], topology.mem[n] > 0 ? r.job.mem_mb : 0, (*accel)[i] > 0 ? slots[i] : -1,
-                               (*accel)[i]});
+    allocation.push_back(
+        Grant{n, (*cpus)[i], topology.mem[n] > 0 ? r.job.mem_mb : 0, (*accel)[i] > 0 ? slots[i] : -1, (*accel)[i]});
   }
   free.take(allocation);
   return allocation;
@@ -169,8 +170,8 @@ Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapsh
                                                 r.job.id, n, topology.node_count()));
     int partition = r.partition.empty() ? -1 : cluster.find_partition(r.partition);
     if (r.partition.empty()) {
-      partition = r.job.partitions.empty() ? cluster.default_partition()
-                                           : cluster.find_partition(r.job.partitions.front());
+      partition =
+          r.job.partitions.empty() ? cluster.default_partition() : cluster.find_partition(r.job.partitions.front());
     }
     if (partition < 0)
       return Status::InvalidInput(fmt::format("running job {} runs in partition '{}', which the cluster lacks",

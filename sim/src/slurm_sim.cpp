@@ -115,7 +115,8 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   }
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (!running[i]) arrival_order_.push_back(static_cast<int>(i));
-  std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) { return arrival_[a] < arrival_[b]; });
+  std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
+                   [&](int a, int b) { return arrival_[a] < arrival_[b]; });
 
   for (const NodeFailure& f : config.failures) {
     SIM_CHECK(f.node >= 0 && f.node < topology_.node_count(), "failure schedule names node index {} of {}", f.node,

@@ -40,8 +40,8 @@ TEST_CASE("run-time prediction: the share of the limit used, and a longer histor
   CHECK(defaults.predict(job_of("ann", 500)) == 50);
 
   RunTimePredictor share({2, RunTimeBasis::kLimitShare});
-  share.record("ann", 1000, 500);  // used half
-  share.record("ann", 1000, 2000);  // ran past it: counts as all of it
+  share.record("ann", 1000, 500);                     // used half
+  share.record("ann", 1000, 2000);                    // ran past it: counts as all of it
   CHECK(share.predict(job_of("ann", 4000)) == 3000);  // 0.75 of this job's limit
   CHECK(share.predict(job_of("ann", 0)) == -1);
   share.record("cat", 0, 100);  // no limit to take a share of: ignored

@@ -243,7 +243,8 @@ TEST_CASE("a forecast from a simulated state with true run times gives the simul
     if (id % 3 == 0) {
       jobs.push_back(cpu_job(id, submit, run, 1 + static_cast<int>(rng() % 8), limit));
     } else {
-      const std::vector<std::string> types = id % 3 == 1 ? std::vector<std::string>{} : std::vector<std::string>{"a100"};
+      const std::vector<std::string> types =
+          id % 3 == 1 ? std::vector<std::string>{} : std::vector<std::string>{"a100"};
       jobs.push_back(gpu_job(id, submit, run, 1 + static_cast<int>(rng() % 4), types, limit));
     }
   }

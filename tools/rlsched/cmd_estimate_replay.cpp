@@ -48,8 +48,8 @@ struct Tally {
   void add(Seconds submit, Seconds actual, const sim::StartEstimate& e) {
     constexpr double kNever = 1e18;  // beyond the horizon: wrong by any measure
     error.push_back(e.start < 0 ? kNever : std::abs(static_cast<double>(e.start - actual)));
-    ratio.push_back(e.start < 0 ? kNever : static_cast<double>(e.start - submit + 60) /
-                                                     static_cast<double>(actual - submit + 60));
+    ratio.push_back(
+        e.start < 0 ? kNever : static_cast<double>(e.start - submit + 60) / static_cast<double>(actual - submit + 60));
     if (actual > submit) waited_ratio.push_back(ratio.back());
     if (e.earliest >= 0 && e.earliest <= actual && (e.latest < 0 || actual <= e.latest)) ++covered;
   }
@@ -69,8 +69,8 @@ struct Tally {
     fmt::print("{:<28} {:>10.1f}% {:>10.1f}% {:>12.2f} {:>10.1f}% {:>11} {:>11} {:>9.0f} {:>9.0f}\n", name,
                100 * share(error, 0, 600), 100 * share(error, 0, 3600), median_ratio(), 100 * share(ratio, 0.5, 2),
                waited_ratio.empty() ? std::string("-") : percent(share(waited_ratio, 0.5, 2)),
-               interval ? percent(static_cast<double>(covered) / n) : std::string("-"),
-               1000 * seconds / n, 1000 * slowest);
+               interval ? percent(static_cast<double>(covered) / n) : std::string("-"), 1000 * seconds / n,
+               1000 * slowest);
   }
 };
 
@@ -85,9 +85,8 @@ std::vector<int> sampled_jobs(const std::vector<Job>& jobs, const std::vector<Re
     std::shuffle(chosen.begin(), chosen.end(), rng);
     chosen.resize(sample);
   }
-  std::sort(chosen.begin(), chosen.end(), [&](int a, int b) {
-    return jobs[a].submit != jobs[b].submit ? jobs[a].submit < jobs[b].submit : a < b;
-  });
+  std::sort(chosen.begin(), chosen.end(),
+            [&](int a, int b) { return jobs[a].submit != jobs[b].submit ? jobs[a].submit < jobs[b].submit : a < b; });
   return chosen;
 }
 
@@ -182,11 +181,11 @@ int run_estimate_replay(const ReplayOptions& options) {
 
   fmt::print("trace {} ({} jobs), cluster {}, policy {}, backfill {}\n", inputs->trace_label, jobs.size(),
              inputs->cluster_label, options.policy, options.run.backfill);
-  fmt::print("{} jobs estimated at their submit ({}; seed {}); {:.1f}% started at once in the reference run; "
-             "largest queue {}\n",
-             samples.size(), samples.size() < jobs.size() ? "an even random sample" : "all that started",
-             options.run.seed, 100.0 * static_cast<double>(zero_waits) / std::max(static_cast<double>(samples.size()), 1.0),
-             largest_queue);
+  fmt::print(
+      "{} jobs estimated at their submit ({}; seed {}); {:.1f}% started at once in the reference run; "
+      "largest queue {}\n",
+      samples.size(), samples.size() < jobs.size() ? "an even random sample" : "all that started", options.run.seed,
+      100.0 * static_cast<double>(zero_waits) / std::max(static_cast<double>(samples.size()), 1.0), largest_queue);
   fmt::print("{:<28} {:>11} {:>11} {:>12} {:>11} {:>11} {:>11} {:>9} {:>9}\n", "estimate", "<=10 min", "<=1 h",
              "median ratio", "within x2", "x2 waited", "coverage", "mean ms", "max ms");
   predicted.print("forecast, predicted runs", true);
