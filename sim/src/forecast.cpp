@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -207,42 +208,50 @@ Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapsh
   config.failures.clear();
   config.progress = nullptr;
   config.on_scoring = nullptr;
-  const auto simulate_scenario = [&](Scenario scenario) -> Result<std::vector<Run>> {
-    std::vector<Run> runs(jobs.size());
+  // Each scenario runs on its own copies of the jobs, the start and the configuration, so that the expected and
+  // the latest run at once (the scorer's score() is const and thread-safe, as in slurmctld's threads); the
+  // earliest needs the expected's result.
+  const auto simulate_scenario = [&](Scenario scenario, Seconds until) -> Result<std::vector<Run>> {
+    std::vector<Job> scenario_jobs = jobs;
+    SimStart scenario_start = start;
+    scenario_start.until = until;
     for (std::size_t i = 0; i < snapshot.running.size(); ++i)
-      start.running[i].end = running_end(snapshot.running[i], now, jobs[i].time_limit, scenario);
+      scenario_start.running[i].end = running_end(snapshot.running[i], now, jobs[i].time_limit, scenario);
     for (std::size_t i = first_pending; i < jobs.size(); ++i)
-      jobs[i].run_time = pending_run(snapshot.pending[i - first_pending].job, jobs[i].time_limit, scenario);
-    config.observer = [&runs](const ScheduleEvent& e) {
+      scenario_jobs[i].run_time = pending_run(snapshot.pending[i - first_pending].job, jobs[i].time_limit, scenario);
+    std::vector<Run> runs(jobs.size());
+    SimConfig scenario_config = config;
+    scenario_config.observer = [&runs](const ScheduleEvent& e) {
       if (e.kind != ScheduleEvent::Kind::kStart && e.kind != ScheduleEvent::Kind::kBackfillStart) return;
       if (runs[e.job].start < 0) runs[e.job] = Run{e.time, e.partition, e.accelerator_type};
     };
     try {
-      SlurmSim(cluster, jobs, scorer, config, &start).run();
+      SlurmSim(cluster, scenario_jobs, scorer, scenario_config, &scenario_start).run();
     } catch (const std::logic_error& e) {
       return Status::Internal(std::string("simulator invariant broken in a forecast: ") + e.what());
     }
     return runs;
   };
 
-  auto expected = simulate_scenario(Scenario::kExpected);
-  if (!expected.ok()) return expected.status();
+  std::future<Result<std::vector<Run>>> latest_run;
+  if (options.interval)
+    latest_run = std::async(std::launch::async, simulate_scenario, Scenario::kLatest, start.until);
+  auto expected = simulate_scenario(Scenario::kExpected, start.until);
   std::vector<Run> earliest, latest;
   if (options.interval) {
+    auto l = latest_run.get();
+    if (!expected.ok()) return expected.status();
+    if (!l.ok()) return l.status();
+    latest = std::move(*l);
     // The earliest start counts only where it is before the expected one: that run may stop there.
     Seconds expected_last = now;
     for (int job : start.targets)
       expected_last = (*expected)[job].start < 0 ? start.until : std::max(expected_last, (*expected)[job].start);
-    const Seconds horizon_end = start.until;
-    start.until = std::min(horizon_end, expected_last);
-    auto e = simulate_scenario(Scenario::kEarliest);
-    start.until = horizon_end;
+    auto e = simulate_scenario(Scenario::kEarliest, std::min(start.until, expected_last));
     if (!e.ok()) return e.status();
-    auto l = simulate_scenario(Scenario::kLatest);
-    if (!l.ok()) return l.status();
     earliest = std::move(*e);
-    latest = std::move(*l);
   }
+  if (!expected.ok()) return expected.status();
 
   std::vector<StartEstimate> estimates;
   for (int job : start.targets) {
