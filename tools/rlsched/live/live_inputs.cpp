@@ -1,0 +1,131 @@
+#include "live/live_inputs.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "inputs.h"
+#include "rlsched/io/cluster_readers.h"
+#include "rlsched/preemption.h"
+#include "text/type_set.h"
+
+namespace rlsched::cli::live {
+
+void add_live_options(CLI::App& app, LiveOptions& options) {
+  app.add_option("--config", options.config, "The plugins' rlsched.yaml (the policy in service)")
+      ->capture_default_str();
+  app.add_flag("--json", options.json, "Print JSON (fields in docs/estimates.md) instead of text");
+}
+
+Result<LiveInputs> load_live(const LiveOptions& options) {
+  LiveInputs in;
+  Result<std::unique_ptr<LiveCluster>> live = LiveCluster::load("");
+  if (!live.ok()) return live.status();
+  in.live = std::move(*live);
+
+  capi::EngineOptions engine;
+  engine.config_path = options.config;
+  engine.no_reload_thread = true;
+  engine.weights.age = in.live->weight_age;
+  engine.weights.fairshare = in.live->weight_fairshare;
+  engine.weights.job_size = in.live->weight_job_size;
+  engine.weights.partition = in.live->weight_partition;
+  engine.weights.qos = in.live->weight_qos;
+  engine.log = [](int level, const std::string& line) {  // the config's summary is not news to the user
+    if (level == RLSCHED_LOG_ERROR) fmt::print(stderr, "rlsched: {}\n", line);
+  };
+  Result<std::unique_ptr<capi::Engine>> made = capi::Engine::Create(std::move(engine));
+  if (!made.ok()) return made.status();
+  in.engine = std::move(*made);
+  rlsched_engine_info info{};
+  in.engine->info(info);
+  in.policy_name = info.scorer ? info.scorer : "";
+
+  const char* conf = std::getenv("SLURM_CONF");
+  in.slurm_conf = conf && *conf ? conf : "/etc/slurm/slurm.conf";
+  Result<Cluster> cluster = io::read_cluster(in.slurm_conf);
+  if (cluster.ok()) {
+    in.cluster = std::move(*cluster);
+    std::vector<Job> none;
+    apply_plugin_config(in.engine->config(), in.cluster, none);
+  } else {
+    in.cluster_error = cluster.status().message();
+  }
+  return in;
+}
+
+Job job_of(const LiveJob& j, const LiveCluster& live, const config::PluginConfig& config) {
+  Job job;
+  job.id = j.c.job_id;
+  job.user = j.user;
+  job.account = j.account;
+  job.qos = j.qos;
+  for (std::int32_t p : j.partitions) job.partitions.push_back(live.cluster.partitions[p].name);
+  job.submit = j.submit;
+  job.time_limit = j.c.time_limit;
+  job.nodes = j.c.nodes;
+  job.cpus = j.c.cpus;
+  if (j.c.accelerators > 0) {
+    job.accel.count = j.c.accelerators;
+    job.accel.name = j.gres;
+    job.accel.types = text::parse_type_set(j.gres_type);
+  }
+  if (const auto checkpoint = preemption::declared_checkpoint(j.comment.c_str())) {
+    job.checkpoint_interval = checkpoint->interval;
+    job.checkpoint_cost = checkpoint->cost;
+  }
+  job.restarts = j.c.restarts;
+  job.job_class = config.classify(j.name, j.account, j.user);
+  return job;
+}
+
+namespace {
+
+#ifdef RLSCHED_HAVE_FORECAST
+sim::Snapshot snapshot_of(const LiveInputs& in) {
+  const LiveCluster& live = *in.live;
+  sim::Snapshot snap;
+  snap.now = live.now;
+  for (const LiveJob& j : live.jobs) {
+    if (j.phase == JobPhase::kFinished) continue;
+    Job job = job_of(j, live, in.engine->config());
+    if (j.phase == JobPhase::kPending) {
+      snap.pending.push_back({std::move(job), std::min(j.eligible, live.now)});
+      continue;
+    }
+    sim::RunningJob r;
+    r.job = std::move(job);
+    r.start = j.start;
+    r.partition = j.partition_list;
+    r.accelerator_type = j.gres_type;
+    for (const std::string& name : j.nodes)
+      for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n)
+        if (in.cluster.nodes[n].name == name) r.nodes.push_back(static_cast<int>(n));
+    snap.running.push_back(std::move(r));
+  }
+  for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n)
+    for (const LiveNode& node : live.nodes)
+      if (node.name == in.cluster.nodes[n].name && !node.usable) snap.nodes_down.push_back(static_cast<int>(n));
+  return snap;
+}
+#endif
+
+}  // namespace
+
+Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, const std::vector<JobId>& targets,
+                                                        const std::vector<sim::QueuedJob>& extra) {
+#ifdef RLSCHED_HAVE_FORECAST
+  if (!in.cluster_error.empty()) return Status::Unsupported(in.cluster_error);
+  sim::Snapshot snap = snapshot_of(in);
+  snap.pending.insert(snap.pending.end(), extra.begin(), extra.end());
+  sim::ForecastOptions options;
+  options.sim.backfill = sim::Backfill::kSlurm;
+  options.targets = targets;
+  return sim::forecast(in.cluster, snap, *in.engine->policy(), options);
+#else
+  (void)in, (void)targets, (void)extra;
+  return Status::Unsupported("not available in this build (no forward simulation: sim/src/forecast.cpp)");
+#endif
+}
+
+}  // namespace rlsched::cli::live
