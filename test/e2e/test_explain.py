@@ -79,9 +79,13 @@ def test_a_job_behind_a_higher_ranked_one_lists_it(lab: Lab, rlsched_cli: Path, 
     npu = next(r for r in x["ranks"] if r["partition"] == "npu")
     assert [a["job_id"] for a in npu["ahead"]] == [staged["ahead"]], npu
     assert x["priority"]["factors"]["qos"] > 0, x["priority"]
-    # sjf scores -time_limit: the 10-minute limit against the queue's median is what the SITE factor reflects.
-    effects = {e["input"]: e for e in x["site"]["inputs"]}
-    assert effects["time_limit"]["value"] == 600, effects["time_limit"]
+    # sjf scores -time_limit: the job ahead asks for 5 minutes against the queue's median of 10 (limits 5, 10, 10
+    # and 30 minutes), so its time limit alone pushes it up by 300 and nothing else moves it.
+    cp = rlsched(lab, rlsched_cli, "explain", str(staged["ahead"]), "--json")
+    assert cp.returncode == 0, cp.stderr
+    effects = {e["input"]: e for e in json.loads(cp.stdout)["site"]["inputs"]}
+    assert (effects["time_limit"]["value"], effects["time_limit"]["median"]) == (300, 600), effects["time_limit"]
+    assert effects["time_limit"]["delta"] == 300, effects["time_limit"]
     assert all(e["delta"] == 0 for name, e in effects.items() if name != "time_limit"), effects
 
 

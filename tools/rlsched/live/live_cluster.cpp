@@ -7,6 +7,10 @@
 #include <slurm/slurm_errno.h>
 
 #include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <ctime>
@@ -66,6 +70,11 @@ void held_accelerators(const char* tres_alloc, LiveJob& job) {
   }
 }
 
+// The site factor as sprio shows it: site_factor/rlsched writes NICE_OFFSET + its scaled rank.
+std::int64_t site_of(std::uint32_t site) {
+  return site >= NICE_OFFSET ? std::int64_t(site) - std::int64_t(NICE_OFFSET) : std::int64_t(site);
+}
+
 template <typename Msg>
 struct Freed {
   Msg* msg = nullptr;
@@ -118,6 +127,12 @@ std::vector<rlsched_job> LiveCluster::pending(std::vector<std::size_t>* pending_
 }
 
 Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_conf) {
+  // libslurm retries a missing slurm.conf for a minute before it gives up: say so at once instead.
+  const char* env = std::getenv("SLURM_CONF");
+  const std::string conf_path = !slurm_conf.empty() ? slurm_conf : env && *env ? env : "/etc/slurm/slurm.conf";
+  if (access(conf_path.c_str(), R_OK) != 0)
+    return Status::IoError(fmt::format("cannot read slurm.conf {}: {} (set SLURM_CONF to the cluster's)", conf_path,
+                                       std::strerror(errno)));
   slurm_init(slurm_conf.empty() ? nullptr : slurm_conf.c_str());
   std::unique_ptr<LiveCluster> live(new LiveCluster());
   live->now = static_cast<Seconds>(std::time(nullptr));
@@ -135,6 +150,7 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_
   Freed<node_info_msg_t> node_msg{nullptr, slurm_free_node_info_msg};
   if (slurm_load_node(0, &node_msg.msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS)
     return unreachable("slurm_load_node");
+  slurm_populate_node_partitions(node_msg.msg, parts.msg);  // node_info_t.partitions is empty until then
   Freed<job_info_msg_t> job_msg{nullptr, slurm_free_job_info_msg};
   if (slurm_load_jobs(0, &job_msg.msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return unreachable("slurm_load_jobs");
   // Absent under priority/basic: the factors are then unknown (0), as the plugin has none either.
@@ -268,7 +284,7 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_
         if (job.c.job_id != f->job_id || job.has_factors) continue;
         job.has_factors = true;
         job.factors = {f->priority_age, f->priority_fs,   f->priority_js,         f->priority_part,
-                       f->priority_qos, f->priority_assoc, std::int64_t(f->priority_site), std::int64_t(f->nice)};
+                       f->priority_qos, f->priority_assoc, site_of(f->priority_site), std::int64_t(f->nice) - std::int64_t(NICE_OFFSET)};
         job.c.age_factor = normalised(f->priority_age, live->weight_age);
         job.c.fairshare_factor = normalised(f->priority_fs, live->weight_fairshare);
         job.c.job_size_factor = normalised(f->priority_js, live->weight_job_size);
