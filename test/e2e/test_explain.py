@@ -96,6 +96,8 @@ def test_a_job_waiting_for_a_busy_type_names_it_and_the_free_one(lab: Lab, rlsch
     assert "gpu:h200 in h200: 0 of 4 idle (its request allows it; busy)" in out, out
     assert "gpu:a100 in a100: 4 of 4 idle (free now, but its request does not allow it)" in out, out
     assert "asks for: gpu:h200:2" in out, out
+    assert "blocked by: gpu:h200 in h200 (0 idle) busy" in out, out
+    assert "free now: gpu:a100 in a100 (4 idle)" in out, out
 
 
 def test_a_job_held_by_a_qos_limit_names_the_qos_and_the_limit(lab: Lab, rlsched_cli: Path,

@@ -1,6 +1,7 @@
 #include "live/live_inputs.h"
 
 #include <cstdlib>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -84,6 +85,8 @@ namespace {
 #ifdef RLSCHED_HAVE_FORECAST
 sim::Snapshot snapshot_of(const LiveInputs& in) {
   const LiveCluster& live = *in.live;
+  std::unordered_map<std::string, int> node_index;
+  for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n) node_index.emplace(in.cluster.nodes[n].name, int(n));
   sim::Snapshot snap;
   snap.now = live.now;
   for (const LiveJob& j : live.jobs) {
@@ -99,13 +102,12 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
     r.partition = j.partition_list;
     r.accelerator_type = j.gres_type;
     for (const std::string& name : j.nodes)
-      for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n)
-        if (in.cluster.nodes[n].name == name) r.nodes.push_back(static_cast<int>(n));
-    snap.running.push_back(std::move(r));
+      if (const auto it = node_index.find(name); it != node_index.end()) r.nodes.push_back(it->second);
+    if (!r.nodes.empty()) snap.running.push_back(std::move(r));  // a job whose nodes slurm.conf lacks holds none
   }
-  for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n)
-    for (const LiveNode& node : live.nodes)
-      if (node.name == in.cluster.nodes[n].name && !node.usable) snap.nodes_down.push_back(static_cast<int>(n));
+  for (const LiveNode& node : live.nodes)
+    if (const auto it = node_index.find(node.name); it != node_index.end() && !node.usable)
+      snap.nodes_down.push_back(it->second);
   return snap;
 }
 #endif

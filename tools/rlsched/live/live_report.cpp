@@ -70,6 +70,19 @@ void print_explanation(const json& x) {
                a["partition"].get<std::string>(), a["idle"].get<int>(), a["total"].get<int>(),
                a["allowed"].get<bool>() ? (a["fits"].get<bool>() ? " (its request allows it)" : " (its request allows it; busy)")
                                         : (a["fits"].get<bool>() ? " (free now, but its request does not allow it)" : ""));
+  if (x["reason"]["code"] == "Resources") {
+    // The blocker in one line: the types it may use, all busy, and the ones free now.
+    std::string busy, free;
+    for (const json& a : x["accelerators"]) {
+      const std::string name = a["gres"].get<std::string>() + ":" + a["type"].get<std::string>();
+      std::string& list = a["allowed"].get<bool>() ? busy : free;
+      if (a["allowed"].get<bool>() == a["fits"].get<bool>() || list.find(name) != std::string::npos) continue;
+      list += fmt::format("{}{} in {} ({} idle)", list.empty() ? "" : ", ", name, a["partition"].get<std::string>(),
+                          a["idle"].get<int>());
+    }
+    if (!busy.empty()) fmt::print("  blocked by: {} busy\n", busy);
+    if (!free.empty()) fmt::print("  free now: {}; ask for it if your job can run there\n", free);
+  }
   for (const json& r : x["ranks"]) {
     fmt::print("  rank in {}: {} of {} pending\n", r["partition"].get<std::string>(), r["rank"].get<int>(),
                r["pending"].get<int>());
