@@ -27,7 +27,8 @@ constexpr int kUrgentTier = 1 << 20;
 
 }  // namespace
 
-SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config)
+SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config,
+                   const SimStart* start)
     : cluster_(cluster),
       jobs_(jobs),
       scorer_(scorer),
@@ -38,6 +39,7 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
       multifactor_(cluster.priority.multifactor_enabled()),
       ticks_(multifactor_ || !scorer.is_static()),
       site_scale_(scorer.name() == "multifactor" ? 0 : cluster.priority.site_scale()),
+      start_(start),
       fairshare_(0, cluster.priority.decay_half_life) {
   std::unordered_map<std::string, int> users;
   for (const Job& job : jobs) users.emplace(job.user, static_cast<int>(users.size()));
@@ -98,10 +100,22 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   for (const auto& nodes : topology_.partition_nodes)
     partition_whole_.push_back(static_cast<int>(nodes.size()) == topology_.node_count() ? 1 : 0);
 
-  arrival_order_.resize(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) arrival_order_[i] = static_cast<int>(i);
-  std::stable_sort(arrival_order_.begin(), arrival_order_.end(),
-                   [&](int a, int b) { return jobs[a].submit < jobs[b].submit; });
+  arrival_.resize(jobs.size());
+  target_.assign(jobs.size(), 0);
+  std::vector<char> running(jobs.size(), 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    arrival_[i] = start ? std::max(start->eligible.at(i), start->now) : jobs[i].submit;
+  if (start) {
+    for (const SimStart::Running& r : start->running) running.at(r.job) = 1;
+    for (int job : start->targets) {
+      SIM_CHECK(!running.at(job), "target job {} is running", jobs[job].id);
+      targets_left_ += target_[job] ? 0 : 1;
+      target_[job] = 1;
+    }
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (!running[i]) arrival_order_.push_back(static_cast<int>(i));
+  std::stable_sort(arrival_order_.begin(), arrival_order_.end(), [&](int a, int b) { return arrival_[a] < arrival_[b]; });
 
   for (const NodeFailure& f : config.failures) {
     SIM_CHECK(f.node >= 0 && f.node < topology_.node_count(), "failure schedule names node index {} of {}", f.node,
@@ -112,7 +126,11 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   std::stable_sort(failure_events_.begin(), failure_events_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
 
-  if (!arrival_order_.empty()) {
+  if (start) {
+    last_charge_ = start->now;
+    next_tick_ = start->now;  // the decay thread has ranked the queue already: rank it at the start
+    next_backfill_ = start->now;
+  } else if (!arrival_order_.empty()) {
     last_charge_ = jobs[arrival_order_.front()].submit;
     next_tick_ = last_charge_ + std::max<Seconds>(cluster.priority.calc_period, 1);
     next_backfill_ = last_charge_;
@@ -123,14 +141,41 @@ SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const S
   // The backfill thread's grid is slurmctld's own; by default phased so that the first job meets the main pass
   // first.
   next_backfill_ += config.backfill_phase.value_or(main_delay_);
+  if (start) start_from(*start);
+}
+
+void SlurmSim::start_from(const SimStart& start) {
+  for (const SimStart::Running& r : start.running) {
+    JobState& s = state_[r.job];
+    SIM_CHECK(s.phase == Phase::kFuture, "job {} given twice", jobs_[r.job].id);
+    SIM_CHECK(r.end > start.now, "running job {} ends at {}, not after the start {}", jobs_[r.job].id, r.end,
+              start.now);
+    s.phase = Phase::kRunning;
+    s.partition = r.partition;
+    s.type = r.type;
+    s.start = r.start;
+    s.allocation = r.allocation;
+    for (const Grant& g : s.allocation) s.allocated_cpus += g.cpus;
+    take(s.allocation);
+    s.end = r.end;
+    s.expected_end = std::max(r.start + requests_[r.job].limit, r.end);
+    running_by_limit_.emplace(s.expected_end, r.job);
+    completions_.push(Completion{s.end, r.job, s.generation});
+  }
+  for (int node : start.nodes_down) set_node_up(node, false);
 }
 
 SimResult SlurmSim::run() {
-  Seconds last = arrival_order_.empty() ? 0 : jobs_[arrival_order_.front()].submit;
+  Seconds last = start_ ? start_->now : arrival_order_.empty() ? 0 : arrival_[arrival_order_.front()];
   std::size_t reported = 0;
+  bool stopped = false;
   for (;;) {
     const Seconds now = next_event_time();
     if (now == kNever) break;
+    if (start_ && (now > start_->until || (!start_->targets.empty() && targets_left_ == 0))) {
+      stopped = true;
+      break;
+    }
     ++counters_.events;
     fragmentation_.advance(now - last);
     last = now;
@@ -186,6 +231,11 @@ SimResult SlurmSim::run() {
   }
 
   check_invariants();
+  if (stopped) {
+    SimResult result;
+    result.counters = std::move(counters_);
+    return result;
+  }
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
     JobOutcome& o = outcomes_[j];
     if (state_[j].phase == Phase::kPending || state_[j].phase == Phase::kFuture) {
@@ -209,7 +259,7 @@ SimResult SlurmSim::run() {
 
 Seconds SlurmSim::next_event_time() {
   Seconds t = kNever;
-  if (next_arrival_ < arrival_order_.size()) t = jobs_[arrival_order_[next_arrival_]].submit;
+  if (next_arrival_ < arrival_order_.size()) t = arrival_[arrival_order_[next_arrival_]];
   while (!completions_.empty() && completions_.top().generation != state_[completions_.top().job].generation)
     completions_.pop();  // a run cut short by a node failure
   if (!completions_.empty()) t = std::min(t, completions_.top().at);
@@ -262,7 +312,7 @@ void SlurmSim::apply_failures_due(Seconds now) {
 }
 
 void SlurmSim::admit_arrivals_due(Seconds now) {
-  while (next_arrival_ < arrival_order_.size() && jobs_[arrival_order_[next_arrival_]].submit <= now) {
+  while (next_arrival_ < arrival_order_.size() && arrival_[arrival_order_[next_arrival_]] <= now) {
     const int job = arrival_order_[next_arrival_++];
     const JobRequest& r = requests_[job];
     if (!r.rejection.empty()) {
@@ -281,7 +331,7 @@ void SlurmSim::admit_arrivals_due(Seconds now) {
         continue;
       }
     }
-    make_pending(job, now);
+    make_pending(job, now, start_ ? std::min(start_->eligible[job], now) : now);
   }
 }
 
@@ -289,7 +339,7 @@ void SlurmSim::admit_requeued_due(Seconds now) {
   while (!requeued_.empty() && requeued_.top().first <= now) {
     const int job = requeued_.top().second;
     requeued_.pop();
-    make_pending(job, now);
+    make_pending(job, now, now);
   }
 }
 
@@ -456,6 +506,10 @@ void SlurmSim::start(int job, int p, const Demand& demand, Seconds now, bool bac
   --pending_count_;
   pending_cpus_.erase(pending_cpus_.find(jobs_[job].cpus));
   if (jobs_[job].accel.count > 0) --pending_accel_jobs_;
+  if (target_[job]) {
+    target_[job] = 0;
+    --targets_left_;
+  }
 }
 
 void SlurmSim::finish(int job, Seconds now) {
@@ -541,7 +595,7 @@ void SlurmSim::requeue(int job, Seconds now, RequeueCause cause) {
   if (config_.requeue_delay > 0 || cause == RequeueCause::kPreemption) {
     requeued_.emplace(now + config_.requeue_delay, job);
   } else {
-    make_pending(job, now);
+    make_pending(job, now, now);
   }
 }
 
@@ -563,13 +617,18 @@ void SlurmSim::notify(ScheduleEvent::Kind kind, int job, Seconds now, Seconds re
     for (const Grant& g : state_[job].allocation) e.nodes.push_back(g.node);
   std::sort(e.nodes.begin(), e.nodes.end());
   e.nodes.erase(std::unique(e.nodes.begin(), e.nodes.end()), e.nodes.end());
+  if (kind == ScheduleEvent::Kind::kStart || kind == ScheduleEvent::Kind::kBackfillStart) {
+    e.node_cpus.assign(e.nodes.size(), 0);
+    for (const Grant& g : state_[job].allocation)
+      e.node_cpus[std::lower_bound(e.nodes.begin(), e.nodes.end(), g.node) - e.nodes.begin()] += g.cpus;
+  }
   config_.observer(e);
 }
 
-void SlurmSim::make_pending(int job, Seconds now) {
+void SlurmSim::make_pending(int job, Seconds now, Seconds eligible) {
   JobState& s = state_[job];
   s.phase = Phase::kPending;
-  s.eligible = now;
+  s.eligible = eligible;
   batch_jobs_.assign(1, job);
   score_batch(batch_jobs_, now, true);
   s.priority = priority_of(batch_[0], scores_[0]);

@@ -42,10 +42,34 @@ class FragmentationMeter {
   double idle_cpu_ = 0, idle_accel_ = 0, wasted_cpu_ = 0, wasted_accel_ = 0;
 };
 
+/// Where a run starts when not from an empty cluster (a forecast, forecast.cpp): jobs already running on given
+/// resources, the others arriving at the start at the earliest, nodes down, and when the run may stop.
+struct SimStart {
+  struct Running {
+    int job = 0;  ///< index into the simulated job list
+    int partition = 0;
+    int type = -1;
+    Allocation allocation;
+    Seconds start = 0;
+    Seconds end = 0;  ///< when it ends (> `now`)
+  };
+  Seconds now = 0;
+  std::vector<Running> running;
+  /// Per job index: when each job not running became eligible (the age factor counts from it); it arrives at
+  /// max(eligible, now), its submit time kept for the queue order.
+  std::vector<Seconds> eligible;
+  std::vector<int> nodes_down;
+  std::vector<int> targets;  ///< stop once all these jobs started (empty: run to the end)
+  Seconds until = 0;         ///< ...or at the first event after this
+};
+
 class SlurmSim {
  public:
-  SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config);
-  /// Runs to the end. Throws std::logic_error when an invariant breaks.
+  /// `start`, when given, must outlive the simulator.
+  SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config,
+           const SimStart* start = nullptr);
+  /// Runs to the end, or until SimStart's stop condition (then the result has no outcomes or metrics, only
+  /// counters). Throws std::logic_error when an invariant breaks.
   SimResult run();
 
  private:
@@ -148,7 +172,10 @@ class SlurmSim {
   Seconds run_left(int job, int type) const;
 
   // Bookkeeping.
-  void make_pending(int job, Seconds now);
+  /// `eligible`: when the job became eligible (the age factor counts from it), at most `now`.
+  void make_pending(int job, Seconds now, Seconds eligible);
+  /// SimStart: puts its running jobs on their resources and its nodes down.
+  void start_from(const SimStart& start);
   void compact_pending();
   /// Refreshes view_cluster_, the snapshot job_view::build reads, from the live aggregates.
   void refresh_view_cluster();
@@ -201,7 +228,11 @@ class SlurmSim {
   std::vector<long long> type_free_;                    // [type], up nodes only
   std::vector<long long> type_up_;                      // [type]: accelerators on up nodes
 
-  std::vector<int> arrival_order_;  // job indices by submit time
+  const SimStart* start_;
+  std::vector<Seconds> arrival_;    // [job]: when it arrives (its submit, or SimStart's max(eligible, now))
+  std::vector<char> target_;        // [job]: SimStart::targets
+  std::size_t targets_left_ = 0;
+  std::vector<int> arrival_order_;  // job indices by arrival time
   std::size_t next_arrival_ = 0;
   /// A pending job in queue order. What backfill filters on is stored inline, so that scanning a long queue for
   /// the few jobs that fit reads one contiguous array. Entries of jobs that started stay until the next compaction.

@@ -26,6 +26,9 @@ struct RunningJob {
   Job job;
   Seconds start = 0;
   std::vector<int> nodes;        ///< indices into Cluster::nodes
+  /// The CPUs it holds on each of `nodes` (same order; Slurm's job_resrcs). Empty: its CPUs as the simulator
+  /// would spread them (its request's per-node share when it has that many nodes, else filled in node order).
+  std::vector<int> node_cpus;
   std::string partition;         ///< the partition it runs in (empty: its first allowed one)
   std::string accelerator_type;  ///< the type it holds; empty when none or unknown
 };

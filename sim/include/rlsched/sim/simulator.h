@@ -107,6 +107,8 @@ struct ScheduleEvent {
   /// kStart, kBackfillStart: the nodes the job starts on; kReservation under Backfill::kSlurm: the nodes kept for
   /// it (indices into Cluster::nodes, ascending).
   std::vector<int> nodes;
+  /// kStart, kBackfillStart: the CPUs the job holds on each of `nodes` (same order).
+  std::vector<int> node_cpus;
 };
 
 /// One call of the policy in the Slurm model, with the snapshot it was made on: a decay-thread tick (the whole
