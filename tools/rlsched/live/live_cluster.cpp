@@ -252,6 +252,12 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_
     for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
       for (int n = j.node_inx[k]; n <= j.node_inx[k + 1] && n < int(live->nodes.size()); ++n)
         job.nodes.push_back(live->nodes[n].name);
+    for (std::size_t k = 0; j.job_resrcs && k < job.nodes.size(); ++k) {
+      const int cpus = slurm_job_cpus_allocated_on_node_id(j.job_resrcs, static_cast<int>(k));
+      if (cpus <= 0) break;
+      job.node_cpus.push_back(cpus);
+    }
+    if (job.node_cpus.size() != job.nodes.size()) job.node_cpus.clear();
     for (const std::string& name : text::split_names(job.partition_list))
       if (const int p = live->partition_index(name); p >= 0) job.partitions.push_back(p);
 

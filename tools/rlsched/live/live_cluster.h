@@ -40,6 +40,7 @@ struct LiveJob {
   Seconds start = 0;
   Seconds end = 0;                    ///< ended, or expected to end (start + limit)
   std::vector<std::string> nodes;     ///< nodes it runs on
+  std::vector<int> node_cpus;         ///< CPUs it holds on each of `nodes` (empty when libslurm does not say)
   bool has_factors = false;
   PriorityFactors factors;
 

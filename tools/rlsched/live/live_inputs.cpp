@@ -1,5 +1,6 @@
 #include "live/live_inputs.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -8,6 +9,7 @@
 #include "inputs.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/preemption.h"
+#include "rlsched/run_time_prediction.h"
 #include "text/type_set.h"
 
 namespace rlsched::cli::live {
@@ -87,11 +89,19 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
   const LiveCluster& live = *in.live;
   std::unordered_map<std::string, int> node_index;
   for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n) node_index.emplace(in.cluster.nodes[n].name, int(n));
+  // Run times as predicted from each user's last completed jobs that slurmctld still holds (MinJobAge).
+  RunTimePredictor predictor;
+  std::vector<const LiveJob*> ended;
+  for (const LiveJob& j : live.jobs)
+    if (j.state == "COMPLETED" && j.start > 0 && j.end > j.start) ended.push_back(&j);
+  std::sort(ended.begin(), ended.end(), [](const LiveJob* a, const LiveJob* b) { return a->end < b->end; });
+  for (const LiveJob* j : ended) predictor.record(j->user, j->c.time_limit, j->end - j->start);
   sim::Snapshot snap;
   snap.now = live.now;
   for (const LiveJob& j : live.jobs) {
     if (j.phase == JobPhase::kFinished) continue;
     Job job = job_of(j, live, in.engine->config());
+    job.run_time = predictor.predict(job);
     if (j.phase == JobPhase::kPending) {
       snap.pending.push_back({std::move(job), std::min(j.eligible, live.now)});
       continue;
@@ -103,6 +113,7 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
     r.accelerator_type = j.gres_type;
     for (const std::string& name : j.nodes)
       if (const auto it = node_index.find(name); it != node_index.end()) r.nodes.push_back(it->second);
+    if (r.nodes.size() == j.nodes.size()) r.node_cpus = j.node_cpus;
     if (!r.nodes.empty()) snap.running.push_back(std::move(r));  // a job whose nodes slurm.conf lacks holds none
   }
   for (const LiveNode& node : live.nodes)
