@@ -47,6 +47,10 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 
 }  // namespace
 
+bool forecast_models(std::string_view reason) {
+  return reason == "Priority" || reason == "Resources" || reason == "None" || reason == "BeginTime";
+}
+
 std::string limit_of(std::string_view reason) {
   std::string_view rest;
   for (std::string_view prefix : {"QOS", "Assoc"})

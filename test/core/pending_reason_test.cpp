@@ -24,3 +24,13 @@ TEST_CASE("pending_reason: a QOS limit names the QOS and the limit; known reason
   CHECK(explain("JobHeldUser", "", "").advice == "scontrol release <id>");
   CHECK(explain("SomethingNew", "", "").what == "Slurm's reason 'SomethingNew'");
 }
+
+TEST_CASE("pending_reason: the forward simulation models waiting for a turn, not limits or holds") {
+  using rlsched::pending_reason::forecast_models;
+  CHECK(forecast_models("Priority"));
+  CHECK(forecast_models("Resources"));
+  CHECK(forecast_models("BeginTime"));
+  CHECK_FALSE(forecast_models("QOSMaxJobsPerUserLimit"));
+  CHECK_FALSE(forecast_models("JobHeldUser"));
+  CHECK_FALSE(forecast_models("Dependency"));
+}

@@ -79,6 +79,10 @@ def test_a_job_behind_a_higher_ranked_one_lists_it(lab: Lab, rlsched_cli: Path, 
     npu = next(r for r in x["ranks"] if r["partition"] == "npu")
     assert [a["job_id"] for a in npu["ahead"]] == [staged["ahead"]], npu
     assert x["priority"]["factors"]["qos"] > 0, x["priority"]
+    # npu-1 is held for 30 minutes by its blocker, then the job ahead runs: not before 20 minutes from now.
+    assert x["rlsched_estimate"]["available"], x["rlsched_estimate"]
+    assert x["rlsched_estimate"]["start"] >= x["now"] + 20 * 60, x["rlsched_estimate"]
+    assert x["rlsched_estimate"]["partition"] == "npu", x["rlsched_estimate"]
     # sjf scores -time_limit: the job ahead asks for 5 minutes against the queue's median of 10 (limits 5, 10, 10
     # and 30 minutes), so its time limit alone pushes it up by 300 and nothing else moves it.
     cp = rlsched(lab, rlsched_cli, "explain", str(staged["ahead"]), "--json")
@@ -105,6 +109,7 @@ def test_a_job_held_by_a_qos_limit_names_the_qos_and_the_limit(lab: Lab, rlsched
     out = explain(lab, rlsched_cli, staged["second_low"])
     assert "reason QOSMaxJobsPerUserLimit" in out, out
     assert "its QOS 'low' has reached its MaxJobsPerUser limit" in out, out
+    assert "rlsched's estimate: not available (it waits for 'QOSMaxJobsPerUserLimit' to be lifted" in out, out
 
 
 def test_estimate_json_gives_a_start_for_a_small_request(lab: Lab, rlsched_cli: Path, staged: dict[str, int]) -> None:

@@ -130,7 +130,13 @@ json explain_pending(const live::LiveInputs& in, const LiveJob& job) {
               {"site", site_attribution(in, job)},
               {"placement", placement_record(in, job)},
               {"slurm_estimate", job.start > 0 ? json(job.start) : json(nullptr)}};
-  out["rlsched_estimate"] = live::estimate_json(live::forecast_starts(in, {job.c.job_id}), job.c.job_id);
+  if (pending_reason::forecast_models(job.reason))
+    out["rlsched_estimate"] = live::estimate_json(live::forecast_starts(in, {job.c.job_id}), job.c.job_id);
+  else
+    out["rlsched_estimate"] = {{"available", false},
+                               {"why", fmt::format("it waits for '{}' to be lifted, which the forward simulation "
+                                                   "does not model",
+                                                   job.reason)}};
   return out;
 }
 
