@@ -125,6 +125,13 @@ def test_estimate_json_gives_a_start_for_a_small_request(lab: Lab, rlsched_cli: 
     assert now - 5 <= a100["start"] <= now + 120, (now, a100)
     assert by_type["h200"]["start"] > a100["start"], by_type
 
+    cp = rlsched(lab, rlsched_cli, "estimate", "--gres", "gpu:1", "-t", "10")
+    assert cp.returncode == 0, cp.stderr
+    print(cp.stdout)
+    assert cp.stdout.startswith("gpu:1, 1 cpu, 1 node, for 10m now:\n"), cp.stdout
+    assert "\n  on a100: " in cp.stdout and "in partition all" in cp.stdout, cp.stdout
+    assert "\n  on h200: " in cp.stdout and "between" in cp.stdout, cp.stdout
+
 
 def test_bad_input_fails_with_one_line(lab: Lab, rlsched_cli: Path, staged: dict[str, int]) -> None:
     cp = rlsched(lab, rlsched_cli, "explain", "999999")

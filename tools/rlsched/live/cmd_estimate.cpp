@@ -83,7 +83,8 @@ std::string request_text(const Job& job) {
   if (!job.accel.empty())
     out = fmt::format("{}:{}{}, ", job.accel.name,
                       job.accel.types.empty() ? "" : text::format_type_set(job.accel.types) + ":", job.accel.count);
-  return out + fmt::format("{} cpus, {} node{}, for {}", job.cpus, job.nodes, job.nodes == 1 ? "" : "s",
+  return out + fmt::format("{} cpu{}, {} node{}, for {}", job.cpus, job.cpus == 1 ? "" : "s", job.nodes,
+                           job.nodes == 1 ? "" : "s",
                            text::format_duration(job.time_limit));
 }
 

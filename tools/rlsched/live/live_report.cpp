@@ -33,7 +33,7 @@ json estimate_json(const Result<std::vector<sim::StartEstimate>>& estimates, Job
 namespace {
 
 // "2026-12-02 14:05:00 (in 2h05m; 1h40m-3h00m), on h200 in partition h200"
-std::string when(const json& e, Seconds now) {
+std::string when(const json& e, Seconds now, bool name_type = true) {
   if (!e.value("available", false)) return "not available (" + e.value("why", std::string()) + ")";
   const Seconds start = e["start"];
   if (start < 0) return "not within the simulated horizon (30 days)";
@@ -44,7 +44,7 @@ std::string when(const json& e, Seconds now) {
                        latest < 0 ? "never" : text::format_duration(std::max<Seconds>(latest - now, 0)));
   out += ")";
   const std::string type = e.value("accelerator_type", std::string());
-  if (!type.empty()) out += " on " + type;
+  if (!type.empty() && name_type) out += " on " + type;
   const std::string partition = e.value("partition", std::string());
   if (!partition.empty()) out += " in partition " + partition;
   return out;
@@ -127,7 +127,7 @@ void print_estimate(const json& x) {
   for (const json& e : x["estimates"])
     fmt::print("  {}: {}\n", e["accelerator_type"].get<std::string>().empty() ? std::string("start")
                                                                               : "on " + e["accelerator_type"].get<std::string>(),
-               when(e["estimate"], now));
+               when(e["estimate"], now, /*name_type=*/false));
 }
 
 }  // namespace rlsched::cli::live
