@@ -14,6 +14,7 @@ bad input (an unknown job, a running job) fails with one line and a non-zero exi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import plugin_helpers as ph
-from lab import Lab
+from lab import Lab, free_port
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +142,11 @@ def test_bad_input_fails_with_one_line(lab: Lab, rlsched_cli: Path, staged: dict
     assert cp.returncode != 0, cp
     assert f"job {staged['h200_blocker']} is not pending: RUNNING since" in cp.stderr, cp.stderr
     assert "expected to end by" in cp.stderr, cp.stderr
+
+    # slurmctld unreachable: the lab's slurm.conf with a port nobody listens on.
+    conf = lab.root / "unreachable.conf"
+    conf.write_text(re.sub(r"(?m)^SlurmctldPort=.*$", f"SlurmctldPort={free_port()}", lab.conf_path.read_text()))
+    cp = lab.run(str(rlsched_cli), "explain", str(staged["behind"]), "--config", str(ph.config_path(lab)),
+                 check=False, timeout=60, env={"SLURM_CONF": str(conf)})
+    assert cp.returncode != 0 and "cannot reach slurmctld" in cp.stderr, cp
+    assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
