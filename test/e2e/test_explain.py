@@ -47,11 +47,14 @@ def staged(lab: Lab) -> dict[str, int]:
     lab.wait_job_state(first_low, "RUNNING")
     second_low = lab.sbatch("-J", "low-2", "-p", "a100", "-c", "1", "--qos=low", "-t", "30", wrap="sleep 60")
 
-    want = {behind: "Priority", wants_h200: "Resources", second_low: "QOSMaxJobsPerUserLimit"}
+    # (d) a typeless GPU job, held: job_submit/rlsched places it and records why in its AdminComment.
+    held = lab.sbatch("-J", "held", "--hold", "--gres=gpu:2", "-t", "5", wrap="sleep 60")
+
+    want = {behind: "Priority", wants_h200: "Resources", second_low: "QOSMaxJobsPerUserLimit", held: "JobHeldUser"}
     lab.wait_for(lambda: all(r["reason"] == want[int(r["id"])] for r in lab.squeue(want)), 40,
                  f"the reasons {want}")
     return {"ahead": ahead, "behind": behind, "npu_blocker": npu_blocker, "h200_blocker": h200_blocker,
-            "wants_h200": wants_h200, "second_low": second_low}
+            "wants_h200": wants_h200, "second_low": second_low, "held": held}
 
 
 def rlsched(lab: Lab, cli: Path, *args: str) -> subprocess.CompletedProcess:
@@ -111,6 +114,14 @@ def test_a_job_held_by_a_qos_limit_names_the_qos_and_the_limit(lab: Lab, rlsched
     assert "reason QOSMaxJobsPerUserLimit" in out, out
     assert "its QOS 'low' has reached its MaxJobsPerUser limit" in out, out
     assert "rlsched's estimate: not available (it waits for 'QOSMaxJobsPerUserLimit' to be lifted" in out, out
+
+
+def test_a_held_job_shows_how_to_release_it_and_its_placement(lab: Lab, rlsched_cli: Path,
+                                                             staged: dict[str, int]) -> None:
+    out = explain(lab, rlsched_cli, staged["held"])
+    assert "reason JobHeldUser" in out and "what you can do: scontrol release <id>" in out, out
+    assert "placement: rlsched: gpu:2 -> " in out, out  # job_submit/rlsched's record, as the AdminComment has it
+    assert lab.job(staged["held"])["AdminComment"] in out, out
 
 
 def test_estimate_json_gives_a_start_for_a_small_request(lab: Lab, rlsched_cli: Path, staged: dict[str, int]) -> None:

@@ -8,6 +8,7 @@
 
 #include "inputs.h"
 #include "rlsched/io/cluster_readers.h"
+#include "rlsched/pending_reason.h"
 #include "rlsched/preemption.h"
 #include "rlsched/run_time_prediction.h"
 #include "text/type_set.h"
@@ -103,7 +104,8 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
     Job job = job_of(j, live, in.engine->config());
     job.run_time = predictor.predict(job);
     if (j.phase == JobPhase::kPending) {
-      snap.pending.push_back({std::move(job), std::min(j.eligible, live.now)});
+      // A held job, or one waiting for a limit or a dependency, starts when that is lifted: not in the forecast.
+      if (pending_reason::forecast_models(j.reason)) snap.pending.push_back({std::move(job), std::min(j.eligible, live.now)});
       continue;
     }
     sim::RunningJob r;

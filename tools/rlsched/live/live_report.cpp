@@ -115,6 +115,7 @@ void print_explanation(const json& x) {
   fmt::print("    pushed up by: {}\n", up.empty() ? "nothing" : up);
   fmt::print("    pushed down by: {}\n", down.empty() ? "nothing" : down);
   for (const json& entry : x["placement"]) fmt::print("  placement: {}\n", entry.get<std::string>());
+  if (x["placement"].empty()) fmt::print("  placement: none recorded by job_submit/rlsched\n");
   fmt::print("  start, Slurm's estimate: {}\n",
              x["slurm_estimate"].is_null() ? std::string("none yet (the backfill plan has not reached it)")
                                            : local_time(x["slurm_estimate"].get<Seconds>()));
