@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -48,8 +49,13 @@ double normalised(double weighted, double weight) {
 
 std::string user_name(std::uint32_t uid, const char* given) {
   if (given && *given) return given;
-  if (const passwd* pw = getpwuid(uid)) return pw->pw_name;
-  return std::to_string(uid);
+  static std::unordered_map<std::uint32_t, std::string> known;  // one lookup per user, not per job
+  auto [it, added] = known.try_emplace(uid);
+  if (added) {
+    const passwd* pw = getpwuid(uid);
+    it->second = pw ? pw->pw_name : std::to_string(uid);
+  }
+  return it->second;
 }
 
 // A running job's accelerators from its allocated TRES ("cpu=2,...,gres/gpu=2,gres/gpu:h200=2"): the typed entry
@@ -88,6 +94,78 @@ Status unreachable(const char* what) {
   const char* conf = std::getenv("SLURM_CONF");
   return Status::IoError(fmt::format("cannot reach slurmctld ({} failed: {}; slurm.conf: {})", what,
                                      slurm_strerror(slurm_get_errno()), conf ? conf : "the default"));
+}
+
+// One job record in the engine's terms (its C view's strings are bound once every record is in place).
+LiveJob job_from(const slurm_job_info_t& j, const LiveCluster& live) {
+  LiveJob job;
+  const std::uint32_t base = j.job_state & JOB_STATE_BASE;
+  job.phase = base == JOB_PENDING                             ? JobPhase::kPending
+              : (base == JOB_RUNNING || base == JOB_SUSPENDED) ? JobPhase::kRunning
+                                                               : JobPhase::kFinished;
+  job.state = text_of(slurm_job_state_string(j.job_state));
+  job.reason = text_of(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
+  job.user = user_name(j.user_id, j.user_name);
+  job.account = text_of(j.account);
+  job.qos = text_of(j.qos);
+  job.name = text_of(j.name);
+  job.comment = text_of(j.comment);
+  job.admin_comment = text_of(j.admin_comment);
+  job.partition_list = text_of(j.partition);
+  job.node_list = text_of(j.nodes);
+  job.priority = j.priority;
+  job.submit = j.submit_time;
+  job.eligible = j.eligible_time > 0 ? j.eligible_time : j.submit_time;
+  job.start = j.start_time;
+  job.end = j.end_time;
+  for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
+    for (int n = j.node_inx[k]; n <= j.node_inx[k + 1] && n < int(live.nodes.size()); ++n)
+      job.nodes.push_back(live.nodes[n].name);
+  for (std::size_t k = 0; j.job_resrcs && k < job.nodes.size(); ++k) {
+    const int cpus = slurm_job_cpus_allocated_on_node_id(j.job_resrcs, static_cast<int>(k));
+    if (cpus <= 0) break;
+    job.node_cpus.push_back(cpus);
+  }
+  if (job.node_cpus.size() != job.nodes.size()) job.node_cpus.clear();
+  for (const std::string& name : text::split_names(job.partition_list))
+    if (const int p = live.partition_index(name); p >= 0) job.partitions.push_back(p);
+
+  rlsched_job& c = job.c;
+  c.job_id = j.job_id;
+  c.state = job.phase == JobPhase::kRunning ? RLSCHED_JOB_RUNNING : RLSCHED_JOB_PENDING;
+  c.submit_time = j.submit_time;
+  c.begin_time = j.eligible_time > j.submit_time ? j.eligible_time : 0;
+  c.end_time = job.phase == JobPhase::kRunning ? j.end_time : 0;
+  c.time_limit = minutes_limit(j.time_limit);
+  c.cpus = static_cast<int32_t>(std::max<std::uint32_t>(j.num_cpus, 1));
+  c.nodes = static_cast<int32_t>(std::max<std::uint32_t>(j.num_nodes, 1));
+  c.restarts = j.restart_cnt;
+  c.user_id = j.user_id;
+  c.partition = job.partitions.empty() ? -1 : job.partitions.front();
+  if (job.phase == JobPhase::kRunning) {
+    held_accelerators(j.tres_alloc_str, job);
+  } else {
+    const exporter::AcceleratorAsk ask =
+        exporter::parse_job_ask(j.tres_per_job, j.tres_per_node, j.tres_per_task, j.num_nodes, j.num_tasks);
+    job.gres = ask.gres;
+    job.gres_type = text::format_type_set(ask.types);
+    c.accelerators = static_cast<int32_t>(ask.count);
+  }
+  return job;
+}
+
+// Slurm's factors of a pending job (the first entry when it has one per partition), weighted as sprio shows them
+// and normalised as the plugin normalises them.
+void add_factors(const priority_factors_object_t& f, const LiveCluster& live, LiveJob& job) {
+  if (job.has_factors) return;
+  job.has_factors = true;
+  job.factors = {f.priority_age,  f.priority_fs,    f.priority_js,         f.priority_part,
+                 f.priority_qos,  f.priority_assoc, site_of(f.priority_site), std::int64_t(f.nice) - std::int64_t(NICE_OFFSET)};
+  job.c.age_factor = normalised(f.priority_age, live.weight_age);
+  job.c.fairshare_factor = normalised(f.priority_fs, live.weight_fairshare);
+  job.c.job_size_factor = normalised(f.priority_js, live.weight_job_size);
+  job.c.partition_factor = normalised(f.priority_part, live.weight_partition);
+  job.c.qos_factor = normalised(f.priority_qos, live.weight_qos);
 }
 
 }  // namespace
@@ -225,79 +303,17 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_
   live->cluster.accel = live->pools_.data();
   live->cluster.n_accel = static_cast<int32_t>(live->pools_.size());
 
-  // Jobs.
-  live->jobs.resize(job_msg.msg->record_count);
+  // Jobs, and the factors of the pending ones.
+  live->jobs.reserve(job_msg.msg->record_count);
+  std::unordered_map<JobId, std::size_t> index;
   for (std::uint32_t i = 0; i < job_msg.msg->record_count; ++i) {
-    const slurm_job_info_t& j = job_msg.msg->job_array[i];
-    LiveJob& job = live->jobs[i];
-    const std::uint32_t base = j.job_state & JOB_STATE_BASE;
-    job.phase = base == JOB_PENDING                             ? JobPhase::kPending
-                : (base == JOB_RUNNING || base == JOB_SUSPENDED) ? JobPhase::kRunning
-                                                                 : JobPhase::kFinished;
-    job.state = text_of(slurm_job_state_string(j.job_state));
-    job.reason = text_of(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
-    job.user = user_name(j.user_id, j.user_name);
-    job.account = text_of(j.account);
-    job.qos = text_of(j.qos);
-    job.name = text_of(j.name);
-    job.comment = text_of(j.comment);
-    job.admin_comment = text_of(j.admin_comment);
-    job.partition_list = text_of(j.partition);
-    job.node_list = text_of(j.nodes);
-    job.priority = j.priority;
-    job.submit = j.submit_time;
-    job.eligible = j.eligible_time > 0 ? j.eligible_time : j.submit_time;
-    job.start = j.start_time;
-    job.end = j.end_time;
-    for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
-      for (int n = j.node_inx[k]; n <= j.node_inx[k + 1] && n < int(live->nodes.size()); ++n)
-        job.nodes.push_back(live->nodes[n].name);
-    for (std::size_t k = 0; j.job_resrcs && k < job.nodes.size(); ++k) {
-      const int cpus = slurm_job_cpus_allocated_on_node_id(j.job_resrcs, static_cast<int>(k));
-      if (cpus <= 0) break;
-      job.node_cpus.push_back(cpus);
-    }
-    if (job.node_cpus.size() != job.nodes.size()) job.node_cpus.clear();
-    for (const std::string& name : text::split_names(job.partition_list))
-      if (const int p = live->partition_index(name); p >= 0) job.partitions.push_back(p);
-
-    rlsched_job& c = job.c;
-    c.job_id = j.job_id;
-    c.state = job.phase == JobPhase::kRunning ? RLSCHED_JOB_RUNNING : RLSCHED_JOB_PENDING;
-    c.submit_time = j.submit_time;
-    c.begin_time = j.eligible_time > j.submit_time ? j.eligible_time : 0;
-    c.end_time = job.phase == JobPhase::kRunning ? j.end_time : 0;
-    c.time_limit = minutes_limit(j.time_limit);
-    c.cpus = static_cast<int32_t>(std::max<std::uint32_t>(j.num_cpus, 1));
-    c.nodes = static_cast<int32_t>(std::max<std::uint32_t>(j.num_nodes, 1));
-    c.restarts = j.restart_cnt;
-    c.user_id = j.user_id;
-    c.partition = job.partitions.empty() ? -1 : job.partitions.front();
-    if (job.phase == JobPhase::kRunning) {
-      held_accelerators(j.tres_alloc_str, job);
-    } else {
-      const exporter::AcceleratorAsk ask =
-          exporter::parse_job_ask(j.tres_per_job, j.tres_per_node, j.tres_per_task, j.num_nodes, j.num_tasks);
-      job.gres = ask.gres;
-      job.gres_type = text::format_type_set(ask.types);
-      c.accelerators = static_cast<int32_t>(ask.count);
-    }
+    index.emplace(job_msg.msg->job_array[i].job_id, live->jobs.size());
+    live->jobs.push_back(job_from(job_msg.msg->job_array[i], *live));
   }
   if (prio.msg && prio.msg->priority_factors_list) {
     ListIterator it = slurm_list_iterator_create(prio.msg->priority_factors_list);
-    while (auto* f = static_cast<priority_factors_object_t*>(slurm_list_next(it))) {
-      for (LiveJob& job : live->jobs) {
-        if (job.c.job_id != f->job_id || job.has_factors) continue;
-        job.has_factors = true;
-        job.factors = {f->priority_age, f->priority_fs,   f->priority_js,         f->priority_part,
-                       f->priority_qos, f->priority_assoc, site_of(f->priority_site), std::int64_t(f->nice) - std::int64_t(NICE_OFFSET)};
-        job.c.age_factor = normalised(f->priority_age, live->weight_age);
-        job.c.fairshare_factor = normalised(f->priority_fs, live->weight_fairshare);
-        job.c.job_size_factor = normalised(f->priority_js, live->weight_job_size);
-        job.c.partition_factor = normalised(f->priority_part, live->weight_partition);
-        job.c.qos_factor = normalised(f->priority_qos, live->weight_qos);
-      }
-    }
+    while (auto* f = static_cast<priority_factors_object_t*>(slurm_list_next(it)))
+      if (const auto found = index.find(f->job_id); found != index.end()) add_factors(*f, *live, live->jobs[found->second]);
     slurm_list_iterator_destroy(it);
   }
   // The C view's strings and partition lists, now that no record moves any more.
