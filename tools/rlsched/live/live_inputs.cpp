@@ -85,7 +85,6 @@ Job job_of(const LiveJob& j, const LiveCluster& live, const config::PluginConfig
 
 namespace {
 
-#ifdef RLSCHED_HAVE_FORECAST
 sim::Snapshot snapshot_of(const LiveInputs& in) {
   const LiveCluster& live = *in.live;
   std::unordered_map<std::string, int> node_index;
@@ -123,13 +122,11 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
       snap.nodes_down.push_back(it->second);
   return snap;
 }
-#endif
 
 }  // namespace
 
 Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, const std::vector<JobId>& targets,
                                                         const std::vector<sim::QueuedJob>& extra) {
-#ifdef RLSCHED_HAVE_FORECAST
   if (!in.cluster_error.empty()) return Status::Unsupported(in.cluster_error);
   sim::Snapshot snap = snapshot_of(in);
   snap.pending.insert(snap.pending.end(), extra.begin(), extra.end());
@@ -137,10 +134,6 @@ Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, co
   options.sim.backfill = sim::Backfill::kSlurm;
   options.targets = targets;
   return sim::forecast(in.cluster, snap, *in.engine->policy(), options);
-#else
-  (void)in, (void)targets, (void)extra;
-  return Status::Unsupported("not available in this build (no forward simulation: sim/src/forecast.cpp)");
-#endif
 }
 
 }  // namespace rlsched::cli::live

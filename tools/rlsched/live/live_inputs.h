@@ -42,7 +42,8 @@ Result<LiveInputs> load_live(const LiveOptions& options);
 Job job_of(const LiveJob& job, const LiveCluster& live, const config::PluginConfig& config);
 
 /// Estimates the start of `targets` by a forward simulation of the live queue under the policy in service, with
-/// `extra` (a job not yet submitted) added to it. \return Unsupported when this build has no forward simulation.
+/// `extra` (a job not yet submitted) added to it. \return Unsupported when the live slurm.conf could not be read
+/// (LiveInputs::cluster_error), else forecast's own errors.
 Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& inputs, const std::vector<JobId>& targets,
                                                         const std::vector<sim::QueuedJob>& extra = {});
 
