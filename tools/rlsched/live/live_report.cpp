@@ -1,5 +1,6 @@
 #include "live/live_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -31,6 +32,8 @@ json estimate_json(const Result<std::vector<sim::StartEstimate>>& estimates, Job
 }
 
 namespace {
+
+constexpr std::size_t kAheadShown = 10;  // jobs ahead listed in the text form
 
 // "2026-12-02 14:05:00 (in 2h05m; 1h40m-3h00m), on h200 in partition h200"
 std::string when(const json& e, Seconds now, bool name_type = true) {
@@ -86,9 +89,13 @@ void print_explanation(const json& x) {
   for (const json& r : x["ranks"]) {
     fmt::print("  rank in {}: {} of {} pending\n", r["partition"].get<std::string>(), r["rank"].get<int>(),
                r["pending"].get<int>());
-    for (const json& a : r["ahead"])
+    const std::size_t shown = std::min<std::size_t>(r["ahead"].size(), kAheadShown);
+    for (std::size_t i = 0; i < shown; ++i) {
+      const json& a = r["ahead"][i];
       fmt::print("    ahead: job {} ({}), {}, priority {}\n", a["job_id"].get<long long>(), a["user"].get<std::string>(),
                  a["request"].get<std::string>(), a["priority"].get<long long>());
+    }
+    if (r["ahead"].size() > shown) fmt::print("    and {} more ahead (--json lists them all)\n", r["ahead"].size() - shown);
   }
   const json& p = x["priority"];
   if (p["factors"].is_null()) {
