@@ -919,3 +919,15 @@ TEST_CASE("energy options (--energy, --energy-rule, --deferrable) refuse what th
   CHECK(compat.exit_code == 2);
   CHECK(contains(compat.err, "--energy: applies to --protocol full only"));
 }
+
+TEST_CASE("estimate-replay estimates every job of a small trace and reports both kinds of estimate") {
+  const Run run = run_cli({"estimate-replay", "--trace", kSmallSwf, "--policy", "fcfs", "--sample", "0"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("estimated at their submit (all that started"));
+  CHECK_THAT(run.out, Catch::Contains("forecast, predicted runs"));
+  CHECK_THAT(run.out, Catch::Contains("forecast, time limits"));
+  const Run compat = run_cli({"estimate-replay", "--trace", kSmallSwf, "--protocol", "rlscheduler"});
+  CHECK(compat.exit_code == 1);
+  CHECK_THAT(compat.err, Catch::Contains("full protocol only"));
+}

@@ -16,7 +16,7 @@ Job job_of(const std::string& user, Seconds limit) {
 }  // namespace
 
 TEST_CASE("run-time prediction: the mean of the user's last two run times, capped by the limit") {
-  RunTimePredictor p;
+  RunTimePredictor p({2, RunTimeBasis::kRunTime});
   CHECK(p.predict(job_of("ann", 3600)) == 3600);  // no history: the limit
   CHECK(p.predict(job_of("ann", 0)) == -1);       // ...or unknown
   p.record("ann", 7200, 100);
@@ -35,6 +35,10 @@ TEST_CASE("run-time prediction: the mean of the user's last two run times, cappe
 }
 
 TEST_CASE("run-time prediction: the share of the limit used, and a longer history") {
+  RunTimePredictor defaults;  // the share of the limit over the last eight
+  for (int i = 0; i < 9; ++i) defaults.record("ann", 1000, i == 0 ? 1000 : 100);  // the first drops out
+  CHECK(defaults.predict(job_of("ann", 500)) == 50);
+
   RunTimePredictor share({2, RunTimeBasis::kLimitShare});
   share.record("ann", 1000, 500);  // used half
   share.record("ann", 1000, 2000);  // ran past it: counts as all of it

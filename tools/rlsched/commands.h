@@ -20,6 +20,7 @@ using CommandRunner = std::function<int()>;
 /// bound to storage the runner owns, so the runner must outlive parsing (main keeps it).
 using CommandSetup = CommandRunner (*)(CLI::App& app);
 
+CommandRunner setup_estimate_replay(CLI::App& app);
 CommandRunner setup_evaluate(CLI::App& app);
 #ifdef RLSCHED_LIVE  // libslurm: tools/CMakeLists.txt
 CommandRunner setup_explain(CLI::App& app);

@@ -22,7 +22,9 @@ namespace rlsched::sim {
 
 /// A job running when the snapshot was taken.
 struct RunningJob {
-  /// As submitted. job.run_time is the predicted run time (-1: unknown; it runs to its time limit).
+  /// As submitted. job.run_time is the predicted run time on what it holds, from `start` (-1: unknown; it runs to
+  /// its time limit). One past its predicted end runs on as long again as it has run, within its limit
+  /// (docs/estimates.md).
   Job job;
   Seconds start = 0;
   std::vector<int> nodes;        ///< indices into Cluster::nodes
@@ -38,7 +40,8 @@ struct QueuedJob {
   /// As submitted (job.submit: the age factor counts from it). job.run_time is the predicted run time (-1: its
   /// time limit).
   Job job;
-  /// When it may start at the earliest (a begin time, or a requeued job's delay); <= the snapshot's time: now.
+  /// When it became eligible (the age factor counts from it); a begin time after the snapshot's time holds it
+  /// until then.
   Seconds eligible = 0;
 };
 
@@ -65,6 +68,8 @@ struct StartEstimate {
 
 struct ForecastOptions {
   /// How the cluster schedules (backfill, placement, energy, ...); failures, observers and hooks are ignored.
+  /// A live forecast should take bf_max_job_test from slurm.conf (Cluster::backfill.max_job_test, Slurm's default
+  /// 500): with 0 (the simulator's default: every pending job) backfill dominates a 10,000-job forecast's time.
   SimConfig sim;
   /// Jobs (ids of pending jobs) to estimate; empty: every pending job. The simulation stops once all of them
   /// started or the horizon passed.
@@ -77,7 +82,8 @@ struct ForecastOptions {
 
 /// Estimates the start of the pending jobs of `snapshot` (ForecastOptions::targets) under `scorer`.
 /// \return InvalidInput naming the job or node when the snapshot does not fit the cluster (a node index out of
-/// range, a running job whose request does not fit its nodes, a duplicate job id).
+/// range, a running job whose request does not fit its nodes, an unknown partition or accelerator type, a duplicate
+/// job id, a target that is not pending).
 Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapshot& snapshot, const Scorer& scorer,
                                             const ForecastOptions& options = {});
 
