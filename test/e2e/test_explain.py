@@ -6,8 +6,10 @@ blocker of three staged jobs, read through libslurm, with the plugins loaded (th
   free now;
 - a job held by a QOS limit (reason QOSMaxJobsPerUserLimit): the QOS and the limit are named.
 
-Also: `explain --json` parses and carries the same facts, `estimate --json` gives a start for a small request, and
-bad input (an unknown job, a running job) fails with one line and a non-zero exit. Depends on the plugin build
+Also: `explain --json` parses and carries the same facts, `estimate --json` gives a start for a small request, a job
+waiting behind a job its user's history says ends long before its time limit gets an estimate within 30 s of its
+real start and closer than `squeue --start`'s (bench/estimate_lab.py measures that over a workload), and bad input
+(an unknown job, a running job) fails with one line and a non-zero exit. Depends on the plugin build
 (RLSCHED_PLUGIN_DIR) and the rlsched CLI built with libslurm; fails, never skips, without them. About a minute.
 """
 
@@ -17,6 +19,7 @@ import json
 import re
 import subprocess
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -161,3 +164,38 @@ def test_bad_input_fails_with_one_line(lab: Lab, rlsched_cli: Path, staged: dict
                  check=False, timeout=60, env={"SLURM_CONF": str(conf)})
     assert cp.returncode != 0 and "cannot reach slurmctld" in cp.stderr, cp
     assert len(cp.stderr.strip().splitlines()) == 1, cp.stderr
+
+
+def test_the_estimate_uses_the_users_run_times_and_beats_squeue_start(lab: Lab, rlsched_cli: Path,
+                                                                        staged: dict[str, int]) -> None:
+    """A job waiting for every A100, held by a job whose time limit is far above what its user's jobs really run:
+    Slurm plans its start at the holder's time limit (10 minutes), rlsched at the run time the user's history gives
+    (a 24th of the limit: 25 s). Runs last: its jobs would change the queues the tests above read. About 40 s."""
+    # History: root's only completed jobs in this lab, each using 5 s of a 2-minute limit.
+    history = [lab.sbatch("-J", "history", "-p", "a100", "-c", "1", "-t", "2", wrap="sleep 5") for _ in range(2)]
+    lab.wait_for(lambda: all(lab.job(j)["JobState"] == "COMPLETED" for j in history), 40, "the history jobs to end")
+    holder = lab.sbatch("-J", "holder", "-p", "a100", "--gres=gpu:a100:4", "-t", "10", wrap="sleep 25")
+    lab.wait_job_state(holder, "RUNNING")
+    waiting = lab.sbatch("-J", "waiting", "-p", "a100", "--gres=gpu:a100:1", "-t", "5", wrap="sleep 1")
+
+    def slurm_start() -> int | None:
+        out = lab.run("squeue", "-h", "-j", str(waiting), "--start", "-o", "%S").stdout.strip()
+        try:
+            return int(datetime.strptime(out, "%Y-%m-%dT%H:%M:%S").timestamp())
+        except ValueError:  # N/A until the backfill plan reaches it
+            return None
+    slurm = lab.wait_for(slurm_start, 20, f"squeue --start to give job {waiting} a start")
+    cp = rlsched(lab, rlsched_cli, "explain", str(waiting), "--json")
+    assert cp.returncode == 0, cp.stderr
+    x = json.loads(cp.stdout)
+    assert lab.job(holder)["JobState"] == "RUNNING", "the holder ended before the estimates were taken"
+    assert x["reason"]["code"] == "Resources" and x["rlsched_estimate"]["available"], x
+    rlsched_start = x["rlsched_estimate"]["start"]
+
+    info = lab.wait_job_state(waiting, {"RUNNING", "COMPLETED"}, timeout=60)
+    real = int(datetime.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S").timestamp())
+    print(f"\njob {waiting}: real start {real}, squeue --start {slurm} ({slurm - real:+d} s), "
+          f"rlsched {rlsched_start} ({rlsched_start - real:+d} s)")
+    assert abs(rlsched_start - real) <= 30, (rlsched_start, real, x["rlsched_estimate"])
+    assert abs(slurm - real) >= 300, (slurm, real)  # the holder's time limit: the plan Slurm itself makes
+    assert abs(rlsched_start - real) < abs(slurm - real), (rlsched_start, slurm, real)
