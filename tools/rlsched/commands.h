@@ -22,6 +22,10 @@ using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_estimate_replay(CLI::App& app);
 CommandRunner setup_evaluate(CLI::App& app);
+#ifdef RLSCHED_LIVE  // libslurm: tools/CMakeLists.txt
+CommandRunner setup_explain(CLI::App& app);
+CommandRunner setup_estimate(CLI::App& app);
+#endif
 CommandRunner setup_import_sacct(CLI::App& app);
 CommandRunner setup_promote(CLI::App& app);
 CommandRunner setup_rollback(CLI::App& app);

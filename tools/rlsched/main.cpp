@@ -33,6 +33,11 @@ const std::vector<CommandSpec>& command_table() {
       {"promote", "Install a verified model where the Slurm plugin serves it (hot reload), keeping the current one",
        rlsched::cli::setup_promote},
       {"rollback", "Put back the model the last promote replaced", rlsched::cli::setup_rollback},
+#ifdef RLSCHED_LIVE
+      {"explain", "Why a pending job waits and when it may start, on the live cluster", rlsched::cli::setup_explain},
+      {"estimate", "When a job not yet submitted would start, per accelerator type, on the live cluster",
+       rlsched::cli::setup_estimate},
+#endif
   };
   return table;
 }

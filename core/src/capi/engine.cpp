@@ -111,6 +111,13 @@ Result<std::shared_ptr<Engine::Settings>> Engine::build(config::PluginConfig con
   return s;
 }
 
+const Scorer* Engine::policy() const {
+  const std::shared_ptr<Settings> s = settings();
+  return s->policy ? s->policy->scorer.get() : nullptr;
+}
+
+const config::PluginConfig& Engine::config() const { return settings()->config; }
+
 std::shared_ptr<Engine::Settings> Engine::settings() const {
   std::lock_guard<std::mutex> lock(settings_mutex_);
   return settings_;

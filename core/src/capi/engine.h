@@ -70,6 +70,11 @@ class Engine {
 
   void log(int level, const std::string& line) const;
 
+  /// The policy in service (the model, or its fallback while none is loaded) and the config it was built from: what
+  /// `rlsched explain` scores with. policy() is null with no_policy. Both valid until the next reconfigure.
+  const Scorer* policy() const;
+  const config::PluginConfig& config() const;
+
  private:
   /// What scores: the policy runtime, the one fallback layer (its heuristic serves until a trusted model file has
   /// loaded, and whenever the model fails). The model is loaded only once its file passed the trust check.

@@ -1,5 +1,6 @@
 #include "text/duration.h"
 
+#include <fmt/format.h>
 #include <vector>
 
 #include "text/text.h"
@@ -69,6 +70,14 @@ Result<Seconds> parse_duration(std::string_view text, const DurationSyntax& synt
   if (!number(t, value)) return Status::InvalidInput("fields must be whole numbers");
   if (syntax.bare_unit == 0) return Status::InvalidInput("give a unit: s, m, h or d");
   return Seconds{value * syntax.bare_unit};
+}
+
+std::string format_duration(Seconds seconds) {
+  if (seconds < 0) return "-" + format_duration(-seconds);
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m", seconds / 60);
+  if (seconds < 86400) return fmt::format("{}h{:02}m", seconds / 3600, seconds % 3600 / 60);
+  return fmt::format("{}d{:02}h", seconds / 86400, seconds % 86400 / 3600);
 }
 
 }  // namespace rlsched::text

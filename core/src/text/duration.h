@@ -9,6 +9,7 @@
 // N is a whole number of at most nine digits; no sign, no fraction. Blanks around the text are ignored.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "rlsched/job.h"
@@ -26,5 +27,8 @@ struct DurationSyntax {
 /// \return the duration in seconds, or InvalidInput whose message says what is wrong (without the text itself, so
 /// each surface can name the file, line and key around it).
 Result<Seconds> parse_duration(std::string_view text, const DurationSyntax& syntax);
+
+/// `seconds` the way a person reads a wait: "45s", "12m", "2h05m", "3d04h" (two units at most; negative: "-" first).
+std::string format_duration(Seconds seconds);
 
 }  // namespace rlsched::text

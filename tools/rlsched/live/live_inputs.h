@@ -1,0 +1,50 @@
+// What `rlsched explain` and `rlsched estimate` read: the live cluster (libslurm), the policy in service (rlsched.yaml
+// read as the plugins read it, the scorer made by the plugins' Engine), and the machine the forward simulation runs
+// on (the live slurm.conf, read by the CLI's --cluster reader). The one call of sim::forecast is here too.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "capi/engine.h"
+#include "live/live_cluster.h"
+#include "rlsched/cluster.h"
+#include "rlsched/sim/forecast.h"
+#include "rlsched/status.h"
+
+namespace rlsched::cli::live {
+
+struct LiveOptions {
+  std::string config = "/etc/slurm/rlsched.yaml";  ///< --config: the plugins' rlsched.yaml
+  bool json = false;
+};
+
+/// --config and --json.
+void add_live_options(CLI::App& app, LiveOptions& options);
+
+struct LiveInputs {
+  std::unique_ptr<LiveCluster> live;
+  std::unique_ptr<capi::Engine> engine;  ///< the policy in service: engine->policy(), engine->config()
+  std::string policy_name;               ///< "model:<path>" or the fallback's name, as the health record says
+  std::string slurm_conf;                ///< the slurm.conf the machine was read from
+  Cluster cluster;                       ///< slurm.conf (and gres.conf beside it) with rlsched.yaml's speeds
+  std::string cluster_error;             ///< why `cluster` could not be read ("" when it was)
+};
+
+/// Reads all three. \return the first error that leaves nothing to say (slurmctld unreachable, rlsched.yaml
+/// invalid); a slurm.conf that cannot be read only disables the start estimates (cluster_error).
+Result<LiveInputs> load_live(const LiveOptions& options);
+
+/// The job as the simulator knows it (its request; for a running job what it holds), with its job class.
+Job job_of(const LiveJob& job, const LiveCluster& live, const config::PluginConfig& config);
+
+/// Estimates the start of `targets` by a forward simulation of the live queue under the policy in service, with
+/// `extra` (a job not yet submitted) added to it. \return Unsupported when the live slurm.conf could not be read
+/// (LiveInputs::cluster_error), else forecast's own errors.
+Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& inputs, const std::vector<JobId>& targets,
+                                                        const std::vector<sim::QueuedJob>& extra = {});
+
+}  // namespace rlsched::cli::live
