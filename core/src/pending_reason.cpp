@@ -48,7 +48,10 @@ bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(
 }  // namespace
 
 bool forecast_models(std::string_view reason) {
-  return reason == "Priority" || reason == "Resources" || reason == "None" || reason == "BeginTime";
+  // ReqNodeNotAvail: Slurm 22.05 gives it to jobs that only wait for nodes busy with or reserved for higher-priority
+  // work, not just for nodes down or drained; the snapshot holds both, so the forward simulation models it.
+  return reason == "Priority" || reason == "Resources" || reason == "None" || reason == "BeginTime" ||
+         reason == "ReqNodeNotAvail";
 }
 
 std::string limit_of(std::string_view reason) {

@@ -30,6 +30,7 @@ TEST_CASE("pending_reason: the forward simulation models waiting for a turn, not
   CHECK(forecast_models("Priority"));
   CHECK(forecast_models("Resources"));
   CHECK(forecast_models("BeginTime"));
+  CHECK(forecast_models("ReqNodeNotAvail"));
   CHECK_FALSE(forecast_models("QOSMaxJobsPerUserLimit"));
   CHECK_FALSE(forecast_models("JobHeldUser"));
   CHECK_FALSE(forecast_models("Dependency"));

@@ -23,8 +23,8 @@ Explanation explain(std::string_view reason, std::string_view qos, std::string_v
 std::string limit_of(std::string_view reason);
 
 /// \return true when a job pending for `reason` waits only for its turn and resources (Priority, Resources, None,
-/// BeginTime): what the forward simulation (sim/forecast.h) models. A job held by a limit, a hold or a dependency
-/// starts when that is lifted, which the simulation cannot know.
+/// BeginTime, ReqNodeNotAvail): what the forward simulation (sim/forecast.h) models. A job held by a limit, a hold
+/// or a dependency starts when that is lifted, which the simulation cannot know.
 bool forecast_models(std::string_view reason);
 
 }  // namespace rlsched::pending_reason

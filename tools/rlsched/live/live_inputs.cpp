@@ -19,10 +19,17 @@ void add_live_options(CLI::App& app, LiveOptions& options) {
   app.add_option("--config", options.config, "The plugins' rlsched.yaml (the policy in service)")
       ->capture_default_str();
   app.add_flag("--json", options.json, "Print JSON (fields in docs/estimates.md) instead of text");
+  app.add_option("--backfill", options.backfill,
+                 "How the forward simulation backfills: slurm (sched/backfill's cycle), easy (one reservation per "
+                 "partition, slurm.conf's bf_max_job_test), or auto: slurm up to " +
+                     std::to_string(kSlurmBackfillQueue) + " pending jobs, easy beyond")
+      ->check(CLI::IsMember({"auto", "slurm", "easy"}))
+      ->capture_default_str();
 }
 
 Result<LiveInputs> load_live(const LiveOptions& options) {
   LiveInputs in;
+  in.backfill = options.backfill;
   Result<std::unique_ptr<LiveCluster>> live = LiveCluster::load("");
   if (!live.ok()) return live.status();
   in.live = std::move(*live);
@@ -131,7 +138,10 @@ Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, co
   sim::Snapshot snap = snapshot_of(in);
   snap.pending.insert(snap.pending.end(), extra.begin(), extra.end());
   sim::ForecastOptions options;
-  options.sim.backfill = sim::Backfill::kSlurm;
+  const bool slurm_backfill =
+      in.backfill == "slurm" || (in.backfill == "auto" && snap.pending.size() <= kSlurmBackfillQueue);
+  options.sim.backfill = slurm_backfill ? sim::Backfill::kSlurm : sim::Backfill::kEasy;
+  options.sim.bf_max_job_test = in.cluster.backfill.max_job_test;  // what slurmctld tests per cycle
   options.targets = targets;
   return sim::forecast(in.cluster, snap, *in.engine->policy(), options);
 }

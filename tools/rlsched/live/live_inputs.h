@@ -3,6 +3,7 @@
 // on (the live slurm.conf, read by the CLI's --cluster reader). The one call of sim::forecast is here too.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,12 +18,18 @@
 
 namespace rlsched::cli::live {
 
+/// Up to this many pending jobs the forward simulation runs sched/backfill's own cycle (sim::Backfill::kSlurm, what
+/// the lab comparison measured); beyond, EASY backfill over the cluster's bf_max_job_test, which answers a
+/// 10,000-job queue in a few seconds (docs/estimates.md, Speed).
+inline constexpr std::size_t kSlurmBackfillQueue = 1000;
+
 struct LiveOptions {
   std::string config = "/etc/slurm/rlsched.yaml";  ///< --config: the plugins' rlsched.yaml
   bool json = false;
+  std::string backfill = "auto";  ///< --backfill: auto (see kSlurmBackfillQueue), slurm or easy
 };
 
-/// --config and --json.
+/// --config, --json and --backfill.
 void add_live_options(CLI::App& app, LiveOptions& options);
 
 struct LiveInputs {
@@ -32,6 +39,7 @@ struct LiveInputs {
   std::string slurm_conf;                ///< the slurm.conf the machine was read from
   Cluster cluster;                       ///< slurm.conf (and gres.conf beside it) with rlsched.yaml's speeds
   std::string cluster_error;             ///< why `cluster` could not be read ("" when it was)
+  std::string backfill = "auto";         ///< LiveOptions::backfill
 };
 
 /// Reads all three. \return the first error that leaves nothing to say (slurmctld unreachable, rlsched.yaml
