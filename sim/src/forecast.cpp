@@ -273,4 +273,17 @@ Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapsh
   return estimates;
 }
 
+std::vector<Result<std::vector<StartEstimate>>> forecast_each(const Cluster& cluster,
+                                                              const std::vector<Snapshot>& snapshots,
+                                                              const Scorer& scorer, const ForecastOptions& options) {
+  std::vector<std::future<Result<std::vector<StartEstimate>>>> runs;
+  for (const Snapshot& snapshot : snapshots)
+    runs.push_back(std::async(std::launch::async, [&cluster, &snapshot, &scorer, &options] {
+      return forecast(cluster, snapshot, scorer, options);
+    }));
+  std::vector<Result<std::vector<StartEstimate>>> results;
+  for (auto& run : runs) results.push_back(run.get());
+  return results;
+}
+
 }  // namespace rlsched::sim

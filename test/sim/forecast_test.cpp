@@ -294,3 +294,44 @@ TEST_CASE("a forecast from a simulated state with true run times gives the simul
     }
   }
 }
+
+TEST_CASE("forecast_each gives each alternative's own forecast, in order") {
+  // The h200s are held until 100; a request pinned to h200 starts then, the same request pinned to a100 at once,
+  // each as forecast() alone says, and an invalid alternative fails alone.
+  Snapshot s;
+  s.now = 10;
+  RunningJob r;
+  r.job = gpu_job(1, 0, 100, 4, {"h200"}, 1000);
+  r.start = 0;
+  r.nodes = {0};
+  r.accelerator_type = "h200";
+  s.running = {r};
+  std::vector<Snapshot> alternatives;
+  for (const char* type : {"h200", "a100"}) {
+    alternatives.push_back(s);
+    alternatives.back().pending = {QueuedJob{gpu_job(9, 10, 50, 2, {type}, 500), 10}};
+  }
+  alternatives.push_back(s);
+  alternatives.back().nodes_down = {7};  // the cluster has two nodes
+  alternatives.back().pending = {QueuedJob{gpu_job(9, 10, 50, 2, {}, 500), 10}};
+  auto scorer = make_scorer("fcfs");
+  REQUIRE(scorer.ok());
+  ForecastOptions options;
+  options.targets = {9};
+  const auto results = forecast_each(test::gpu_cluster(), alternatives, **scorer, options);
+  REQUIRE(results.size() == 3);
+  REQUIRE(results[0].ok());
+  REQUIRE(results[1].ok());
+  CHECK(results[0]->front().start == 100);
+  CHECK(results[0]->front().accelerator_type == "h200");
+  CHECK(results[1]->front().start == 10);
+  CHECK(results[1]->front().accelerator_type == "a100");
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto alone = estimate(test::gpu_cluster(), alternatives[i], options);
+    CHECK(alone.front().start == results[i]->front().start);
+    CHECK(alone.front().earliest == results[i]->front().earliest);
+    CHECK(alone.front().latest == results[i]->front().latest);
+  }
+  REQUIRE_FALSE(results[2].ok());
+  CHECK_THAT(results[2].status().message(), Catch::Contains("node index 7"));
+}

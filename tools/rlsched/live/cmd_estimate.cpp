@@ -93,14 +93,18 @@ int run_estimate(const EstimateOptions& options) {
   if (!in.ok()) return fail(in.status());
   Result<Job> job = hypothetical_job(options, *in->live);
   if (!job.ok()) return fail(job.status());
-  json estimates = json::array();
-  for (const std::string& type : types_to_try(*job, *in->live)) {
-    sim::QueuedJob pinned{*job, in->live->now};
-    if (!type.empty()) pinned.job.accel.types = {type};
-    pinned.job.job_class = in->engine->config().classify("", job->account, job->user);
-    estimates.push_back({{"accelerator_type", type},
-                         {"estimate", live::estimate_json(live::forecast_starts(*in, {job->id}, {pinned}), job->id)}});
+  const std::vector<std::string> types = types_to_try(*job, *in->live);
+  std::vector<sim::QueuedJob> pinned;
+  for (const std::string& type : types) {
+    pinned.push_back({*job, in->live->now});
+    if (!type.empty()) pinned.back().job.accel.types = {type};
+    pinned.back().job.job_class = in->engine->config().classify("", job->account, job->user);
   }
+  const auto forecasts = live::forecast_alternatives(*in, pinned);
+  json estimates = json::array();
+  for (std::size_t i = 0; i < types.size(); ++i)
+    estimates.push_back(
+        {{"accelerator_type", types[i]}, {"estimate", live::estimate_json(forecasts[i], job->id)}});
   const json out = {{"now", in->live->now}, {"request", request_text(*job)}, {"estimates", estimates}};
   if (options.live.json)
     fmt::print("{}\n", out.dump(2));

@@ -132,18 +132,37 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
 
 }  // namespace
 
-Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, const std::vector<JobId>& targets,
-                                                        const std::vector<sim::QueuedJob>& extra) {
-  if (!in.cluster_error.empty()) return Status::Unsupported(in.cluster_error);
-  sim::Snapshot snap = snapshot_of(in);
-  snap.pending.insert(snap.pending.end(), extra.begin(), extra.end());
+namespace {
+
+/// How the forward simulation of a queue of `pending` jobs schedules (LiveOptions::backfill).
+sim::ForecastOptions forecast_options(const LiveInputs& in, std::size_t pending, std::vector<JobId> targets) {
   sim::ForecastOptions options;
-  const bool slurm_backfill =
-      in.backfill == "slurm" || (in.backfill == "auto" && snap.pending.size() <= kSlurmBackfillQueue);
+  const bool slurm_backfill = in.backfill == "slurm" || (in.backfill == "auto" && pending <= kSlurmBackfillQueue);
   options.sim.backfill = slurm_backfill ? sim::Backfill::kSlurm : sim::Backfill::kEasy;
   options.sim.bf_max_job_test = in.cluster.backfill.max_job_test;  // what slurmctld tests per cycle
-  options.targets = targets;
-  return sim::forecast(in.cluster, snap, *in.engine->policy(), options);
+  options.targets = std::move(targets);
+  return options;
+}
+
+}  // namespace
+
+Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& in, const std::vector<JobId>& targets) {
+  if (!in.cluster_error.empty()) return Status::Unsupported(in.cluster_error);
+  const sim::Snapshot snap = snapshot_of(in);
+  return sim::forecast(in.cluster, snap, *in.engine->policy(), forecast_options(in, snap.pending.size(), targets));
+}
+
+std::vector<Result<std::vector<sim::StartEstimate>>> forecast_alternatives(
+    const LiveInputs& in, const std::vector<sim::QueuedJob>& alternatives) {
+  if (!in.cluster_error.empty())
+    return std::vector<Result<std::vector<sim::StartEstimate>>>(alternatives.size(),
+                                                                 Status::Unsupported(in.cluster_error));
+  const sim::Snapshot live = snapshot_of(in);
+  std::vector<sim::Snapshot> snapshots(alternatives.size(), live);
+  for (std::size_t i = 0; i < alternatives.size(); ++i) snapshots[i].pending.push_back(alternatives[i]);
+  const JobId id = alternatives.empty() ? 0 : alternatives.front().job.id;
+  return sim::forecast_each(in.cluster, snapshots, *in.engine->policy(),
+                            forecast_options(in, live.pending.size() + 1, {id}));
 }
 
 }  // namespace rlsched::cli::live

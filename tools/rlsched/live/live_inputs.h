@@ -49,10 +49,15 @@ Result<LiveInputs> load_live(const LiveOptions& options);
 /// The job as the simulator knows it (its request; for a running job what it holds), with its job class.
 Job job_of(const LiveJob& job, const LiveCluster& live, const config::PluginConfig& config);
 
-/// Estimates the start of `targets` by a forward simulation of the live queue under the policy in service, with
-/// `extra` (a job not yet submitted) added to it. \return Unsupported when the live slurm.conf could not be read
+/// Estimates the start of `targets` by a forward simulation of the live queue under the policy in service.
+/// \return Unsupported when the live slurm.conf could not be read
 /// (LiveInputs::cluster_error), else forecast's own errors.
-Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& inputs, const std::vector<JobId>& targets,
-                                                        const std::vector<sim::QueuedJob>& extra = {});
+Result<std::vector<sim::StartEstimate>> forecast_starts(const LiveInputs& inputs, const std::vector<JobId>& targets);
+
+/// The start of a job not yet submitted, once for each of `alternatives` (the same request pinned to each
+/// accelerator type it allows) added to the live queue: forecasts run at once (sim::forecast_each). \return one
+/// result per alternative, in order.
+std::vector<Result<std::vector<sim::StartEstimate>>> forecast_alternatives(
+    const LiveInputs& inputs, const std::vector<sim::QueuedJob>& alternatives);
 
 }  // namespace rlsched::cli::live

@@ -87,4 +87,12 @@ struct ForecastOptions {
 Result<std::vector<StartEstimate>> forecast(const Cluster& cluster, const Snapshot& snapshot, const Scorer& scorer,
                                             const ForecastOptions& options = {});
 
+/// forecast() of each of `snapshots` (alternatives of one state, e.g. a job not yet submitted pinned to each
+/// accelerator type it allows), all at once on threads of their own: what `rlsched estimate` runs. Results in the
+/// order of `snapshots`.
+std::vector<Result<std::vector<StartEstimate>>> forecast_each(const Cluster& cluster,
+                                                              const std::vector<Snapshot>& snapshots,
+                                                              const Scorer& scorer,
+                                                              const ForecastOptions& options = {});
+
 }  // namespace rlsched::sim
