@@ -109,6 +109,49 @@ void forecast_bench(benchmark::State& state, const char* policy, bool all, int b
   state.counters["estimated"] = static_cast<double>(started);
 }
 
+/// What `rlsched estimate --gpus 4 -t 6:00:00` runs on that queue: the request pinned to each of the two types,
+/// both forecasts at once (forecast_each), with their intervals, under bf_max_job_test 500.
+void estimate_bench(benchmark::State& state, const char* policy) {
+  const Cluster cluster = busy_cluster();
+  const Snapshot snapshot = busy_snapshot(cluster);
+  ScorerSettings settings;
+  settings.multifactor = cluster.priority;
+  auto scorer = policy::make_policy_scorer(policy, settings);
+  if (!scorer.ok()) {
+    state.SkipWithError(scorer.status().message().c_str());
+    return;
+  }
+  QueuedJob request;
+  request.job.id = 1'000'000;
+  request.job.user = "u1";  // a user with jobs in the queue (a new one would have the whole fair share)
+  request.job.submit = request.eligible = kNow;
+  request.job.time_limit = 6 * 3600;
+  request.job.partitions = {"gpu"};
+  request.job.cpus = 8;
+  request.job.accel = AcceleratorRequest{4, "gpu", {}};
+  std::vector<Snapshot> alternatives;
+  for (const char* type : {"h200", "a100"}) {
+    alternatives.push_back(snapshot);
+    alternatives.back().pending.push_back(request);
+    alternatives.back().pending.back().job.accel.types = {type};
+  }
+  ForecastOptions options;
+  options.sim.bf_max_job_test = 500;
+  options.targets = {request.job.id};
+  std::size_t started = 0;
+  for (auto _ : state) {
+    started = 0;
+    for (const auto& estimates : forecast_each(cluster, alternatives, **scorer, options)) {
+      if (!estimates.ok()) {
+        state.SkipWithError(estimates.status().message().c_str());
+        return;
+      }
+      started += estimates->front().start >= 0 ? 1 : 0;
+    }
+  }
+  state.counters["estimated"] = static_cast<double>(started);
+}
+
 }  // namespace
 
 #define FORECAST_BENCH(name, policy, all, bf_max_job_test)                    \
@@ -133,3 +176,13 @@ BENCHMARK_CAPTURE(forecast_bench, one_multifactor_no_interval, "multifactor", fa
     ->ReportAggregatesOnly(true);
 
 BENCHMARK_MAIN();
+BENCHMARK_CAPTURE(estimate_bench, two_types_multifactor_bf500, "multifactor")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(estimate_bench, two_types_model_bf500, "model:" RLSCHED_SHIPPED_MODEL)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
