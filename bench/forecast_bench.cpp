@@ -80,25 +80,32 @@ Snapshot busy_snapshot(const Cluster& cluster) {
   return s;
 }
 
-/// `bf_max_job_test`: SimConfig's (0: backfill tests every pending job; Slurm's default is 500).
-/// `interval`: ForecastOptions::interval (false: the expected run only, a third of the work).
-void forecast_bench(benchmark::State& state, const char* policy, bool all, int bf_max_job_test, bool interval) {
-  const Cluster cluster = busy_cluster();
-  const Snapshot snapshot = busy_snapshot(cluster);
+/// The policy by name with the cluster's weights; nullptr (the benchmark skipped with the error) when it fails.
+std::unique_ptr<Scorer> bench_scorer(benchmark::State& state, const char* policy, const Cluster& cluster) {
   ScorerSettings settings;
   settings.multifactor = cluster.priority;
   auto scorer = policy::make_policy_scorer(policy, settings);
   if (!scorer.ok()) {
     state.SkipWithError(scorer.status().message().c_str());
-    return;
+    return nullptr;
   }
+  return std::move(*scorer);
+}
+
+/// `bf_max_job_test`: SimConfig's (0: backfill tests every pending job; Slurm's default is 500).
+/// `interval`: ForecastOptions::interval (false: the expected run only, a third of the work).
+void forecast_bench(benchmark::State& state, const char* policy, bool all, int bf_max_job_test, bool interval) {
+  const Cluster cluster = busy_cluster();
+  const Snapshot snapshot = busy_snapshot(cluster);
+  auto scorer = bench_scorer(state, policy, cluster);
+  if (!scorer) return;
   ForecastOptions options;
   options.sim.bf_max_job_test = bf_max_job_test;
   options.interval = interval;
   if (!all) options.targets = {snapshot.pending.back().job.id};
   std::size_t started = 0;
   for (auto _ : state) {
-    auto estimates = forecast(cluster, snapshot, **scorer, options);
+    auto estimates = forecast(cluster, snapshot, *scorer, options);
     if (!estimates.ok()) {
       state.SkipWithError(estimates.status().message().c_str());
       return;
@@ -114,13 +121,8 @@ void forecast_bench(benchmark::State& state, const char* policy, bool all, int b
 void estimate_bench(benchmark::State& state, const char* policy) {
   const Cluster cluster = busy_cluster();
   const Snapshot snapshot = busy_snapshot(cluster);
-  ScorerSettings settings;
-  settings.multifactor = cluster.priority;
-  auto scorer = policy::make_policy_scorer(policy, settings);
-  if (!scorer.ok()) {
-    state.SkipWithError(scorer.status().message().c_str());
-    return;
-  }
+  auto scorer = bench_scorer(state, policy, cluster);
+  if (!scorer) return;
   QueuedJob request;
   request.job.id = 1'000'000;
   request.job.user = "u1";  // a user with jobs in the queue (a new one would have the whole fair share)
@@ -141,7 +143,7 @@ void estimate_bench(benchmark::State& state, const char* policy) {
   std::size_t started = 0;
   for (auto _ : state) {
     started = 0;
-    for (const auto& estimates : forecast_each(cluster, alternatives, **scorer, options)) {
+    for (const auto& estimates : forecast_each(cluster, alternatives, *scorer, options)) {
       if (!estimates.ok()) {
         state.SkipWithError(estimates.status().message().c_str());
         return;

@@ -50,6 +50,19 @@ std::string error_of(const Cluster& cluster, const Snapshot& snapshot, ForecastO
   return r.status().message();
 }
 
+/// gpu_cluster at 10: job 1 holds all four h200s of h200-1 (node 0) until 100; nothing pending.
+Snapshot h200s_held() {
+  Snapshot s;
+  s.now = 10;
+  RunningJob r;
+  r.job = gpu_job(1, 0, 100, 4, {"h200"}, 1000);
+  r.start = 0;
+  r.nodes = {0};
+  r.accelerator_type = "h200";
+  s.running = {r};
+  return s;
+}
+
 /// Counts the policy's scoring calls (not static: the decay thread rescores the queue every PriorityCalcPeriod).
 class CountingScorer : public Scorer {
  public:
@@ -154,14 +167,7 @@ TEST_CASE("nodes down take no jobs, and a job that can never start has no estima
 TEST_CASE("a running job keeps the accelerators of its type; the estimate names partition and type") {
   // gpu_cluster: h200-1 (4 x h200) and a100-1 (4 x a100). A job holds all h200s; a pending job that allows only
   // h200 waits for it, one that allows any type starts now on a100.
-  Snapshot s;
-  s.now = 10;
-  RunningJob r;
-  r.job = gpu_job(1, 0, 100, 4, {"h200"}, 1000);
-  r.start = 0;
-  r.nodes = {0};
-  r.accelerator_type = "h200";
-  s.running = {r};
+  Snapshot s = h200s_held();
   QueuedJob h200{gpu_job(2, 5, 50, 2, {"h200"}, 500), 5};
   QueuedJob any{gpu_job(3, 6, 50, 2, {}, 500), 6};
   s.pending = {h200, any};
@@ -298,14 +304,7 @@ TEST_CASE("a forecast from a simulated state with true run times gives the simul
 TEST_CASE("forecast_each gives each alternative's own forecast, in order") {
   // The h200s are held until 100; a request pinned to h200 starts then, the same request pinned to a100 at once,
   // each as forecast() alone says, and an invalid alternative fails alone.
-  Snapshot s;
-  s.now = 10;
-  RunningJob r;
-  r.job = gpu_job(1, 0, 100, 4, {"h200"}, 1000);
-  r.start = 0;
-  r.nodes = {0};
-  r.accelerator_type = "h200";
-  s.running = {r};
+  Snapshot s = h200s_held();
   std::vector<Snapshot> alternatives;
   for (const char* type : {"h200", "a100"}) {
     alternatives.push_back(s);
