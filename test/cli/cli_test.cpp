@@ -685,20 +685,34 @@ TEST_CASE("evaluate --candidate judges a model against the current one on the he
     return std::move(*r);
   };
   const PolicyResult ra = result_of(a), rb = result_of(b);
+  const PolicyResult sjf = evaluate(w, &cluster, "sjf");
+  const PolicyResult* rs = &sjf;
+  // PROMOTE only when the candidate beats both the current model and the best heuristic of the run (here sjf alone).
+  auto beats = [](const PolicyResult& x, const PolicyResult& y) {
+    return x.metrics.avg_bsld < y.metrics.avg_bsld && x.metrics.p99_wait <= y.metrics.p99_wait * 1.1;
+  };
   const json doc = json::parse(slurp(out));
   REQUIRE(doc.contains("verdict"));
   const json& v = doc["verdict"];
-  CHECK(v.at("avg_bsld")[0].get<double>() == Approx(ra.metrics.avg_bsld));
-  CHECK(v.at("avg_bsld")[1].get<double>() == Approx(rb.metrics.avg_bsld));
-  const bool promote = ra.metrics.avg_bsld < rb.metrics.avg_bsld && ra.metrics.p99_wait <= rb.metrics.p99_wait * 1.1;
+  CHECK(v.at("avg_bsld").get<double>() == Approx(ra.metrics.avg_bsld));
+  REQUIRE(v.at("against").size() == 2);
+  CHECK(v.at("against")[0].at("policy") == "model:" + b);
+  CHECK(v.at("against")[0].at("avg_bsld").get<double>() == Approx(rb.metrics.avg_bsld));
+  CHECK(v.at("against")[0].at("beaten").get<bool>() == beats(ra, rb));
+  CHECK(v.at("against")[1].at("policy") == "sjf");
+  CHECK(v.at("against")[1].at("avg_bsld").get<double>() == Approx(rs->metrics.avg_bsld));
+  CHECK(v.at("against")[1].at("beaten").get<bool>() == beats(ra, *rs));
+  const bool promote = beats(ra, rb) && beats(ra, *rs);
   CHECK(v.at("promote").get<bool>() == promote);
   CHECK(contains(run.out, promote ? "verdict: PROMOTE model:" + a : "verdict: KEEP model:" + b));
   CHECK(contains(run.out, fmt::format("held back: the last 20% by submit time, {} jobs", keep)));
 
-  // The other way round, the verdict flips.
+  // The other way round: the candidate b must beat a and sjf.
   const Run swapped = run_cli({"evaluate", "--trace", trace, "--candidate", b, "--current", a, "--policies", "sjf"});
   REQUIRE(swapped.exit_code == 0);
-  CHECK(contains(swapped.out, promote ? "verdict: KEEP model:" + a : "verdict: PROMOTE model:" + b));
+  const bool swapped_promote = beats(rb, ra) && beats(rb, *rs);
+  CHECK(contains(swapped.out, swapped_promote ? "verdict: PROMOTE model:" + b : "verdict: KEEP model:" + a));
+  CHECK_FALSE((promote && swapped_promote));
   CHECK(run_cli({"evaluate", "--trace", trace}).exit_code == 2);  // neither --policies nor --candidate
 }
 
@@ -807,7 +821,8 @@ TEST_CASE("evaluate --config: score_scale weighs the learned rank beside multifa
   REQUIRE(keep.exit_code == 0);
   const json verdict_doc = json::parse(slurp(verdict));
   const json& v = verdict_doc.at("verdict");
-  CHECK(v.at("avg_bsld")[0].get<double>() == v.at("avg_bsld")[1].get<double>());
+  REQUIRE(v.at("against").size() == 2);  // the current model and the best heuristic
+  CHECK(v.at("avg_bsld").get<double>() == v.at("against")[0].at("avg_bsld").get<double>());
   CHECK_FALSE(v.at("promote").get<bool>());
   CHECK(contains(keep.out, "verdict: KEEP model:" + b));
 }

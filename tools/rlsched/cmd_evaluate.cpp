@@ -68,7 +68,7 @@ int run_evaluate(const EvaluateOptions& options) {
   for (const std::string& model : {candidate, current})
     if (!model.empty()) names.push_back(model);
   for (const std::string& name :
-       expand_policies(options.policies.empty() && !candidate.empty() ? "fcfs,sjf,f1,multifactor" : options.policies))
+       expand_policies(options.policies.empty() && !candidate.empty() ? "all" : options.policies))
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   const std::vector<sim::Placement> placements = options.run.parsed_placements();
   const std::vector<sim::PreemptionMode> preemptions = options.run.parsed_preemptions();
@@ -156,12 +156,13 @@ CommandRunner setup_evaluate(CLI::App& app) {
   auto options = std::make_shared<EvaluateOptions>();
   auto* policies = app.add_option("--policies", options->policies,
                                    "Comma-separated policies to compare (e.g. fcfs,sjf,f1), or 'all' for every "
-                                   "built-in one; with --candidate: the heuristics beside it (default "
-                                   "fcfs,sjf,f1,multifactor)")
+                                   "built-in one; with --candidate: the heuristics beside it, the best of which the candidate "
+                                   "must also beat (default: all)")
                       ->type_name("LIST")
                       ->check(policy_validator(/*list=*/true));
   auto* candidate = app.add_option("--candidate", options->candidate,
-                                   "A new model to judge: ends with a verdict, promote or keep (docs/cli.md)")
+                                   "A new model to judge: ends with a verdict, PROMOTE only when it beats the current model and the best "
+                                   "heuristic of the run, else KEEP (docs/cli.md)")
                         ->type_name("MODEL");
   app.add_option("--current", options->current, "The model in service, which the candidate must beat")
       ->type_name("MODEL")
