@@ -105,8 +105,9 @@ struct Model {
   std::vector<int> classes;      // GPU family: indices into kClassModels
   std::vector<double> class_bound;
   std::vector<double> class_weights;
-  // Which type a typed request names: by capacity, leaning to the fast types (everyone wants the newest GPU, but
-  // naming a type whose partition is a fraction of the demand for it would only build a queue that never drains).
+  // Which type a typed request names: in proportion to the type's GPUs. Weighting fast types up (everyone wants the
+  // newest GPU) left the fastest partition oversubscribed (a100 busy 0.97, k80 0.36 on gpu seed 2 at load 0.8), a
+  // queue that never drains; the pull to fast types shows in typeless placement instead.
   std::vector<double> typed_weights;
   Shape shape;
 };
@@ -161,15 +162,30 @@ Seconds draw_limit(Random& r, const Model& m, const User& u, Seconds run) {
   return std::clamp(limit, run, max);
 }
 
+// A job killed at its limit: its user asked for too little. The limit becomes the round value below the run, where
+// the run then stops; killing shortens runs rather than stretching them to the limit, which would turn the jobs that
+// asked for the maximum out of habit into multi-day hogs. A run shorter than every round value is left alone.
+void kill_at_limit(Job& job) {
+  Seconds below = 0;
+  for (Seconds v : round_time_limits())
+    if (v < job.run_time) below = v;
+  if (below == 0) return;
+  job.time_limit = below;
+  job.run_time = below;
+}
+
 void draw_common(Random& r, const GeneratorSpec& spec, Model& m) {
   GeneratorParams& p = m.p;
-  p.load = spec.load ? *spec.load : r.uniform(0.5, 1.1);
-  p.cpus = spec.cpus ? *spec.cpus : 1 << r.integer(6, 13);
+  // Drawn even when the spec fixes them, so that an override changes only itself, not every draw after it.
+  const double load = r.uniform(0.5, 0.95);
+  const int cpus = 1 << r.integer(6, 13);
+  p.load = spec.load ? *spec.load : load;
+  p.cpus = spec.cpus ? *spec.cpus : cpus;
   p.users = std::clamp(static_cast<int>(std::lround(std::sqrt(static_cast<double>(spec.jobs)) * r.uniform(0.5, 1.5))),
                        4, 500);
   p.serial_share = r.uniform(0.05, 0.35);      // Lublin: 0.24 of batch jobs
   p.power_of_two_share = r.uniform(0.5, 0.9);  // Lublin: 0.75
-  p.size_low_share = r.uniform(0.7, 0.95);     // Lublin: 0.86
+  p.size_low_share = r.uniform(0.8, 0.95);     // Lublin: 0.86
   p.short_mean_log = r.uniform(3.5, 5.0);      // Lublin: 4.2 * 0.94 = 3.95 (about a minute)
   m.short_sd = r.uniform(1.5, 2.2);            // Lublin: sqrt(4.2) * 0.94 = 1.93
   p.long_mean_log = r.uniform(8.0, 10.0);      // Lublin: 312 * 0.03 = 9.36 (about 3 h)
@@ -193,7 +209,7 @@ Cluster cpu_cluster(Random& r, Model& m) {
   int per_node = kPerNode[r.integer(0, 4)];
   while (per_node > 1 && (m.p.cpus % per_node != 0 || m.p.cpus / per_node < 4)) per_node /= 2;
   m.p.cpus_per_node = per_node;
-  m.p.size_split = std::log2(static_cast<double>(m.p.cpus)) - r.uniform(1.5, 3.5);  // Lublin: u_hi - 2.5
+  m.p.size_split = std::log2(static_cast<double>(m.p.cpus)) - r.uniform(2.0, 3.5);  // Lublin: u_hi - 2.5
   m.shape.widest = m.p.cpus;
   Cluster cluster = Cluster::Homogeneous(m.p.cpus / per_node, per_node);
   cluster.name = "generated-cpu";
@@ -274,8 +290,7 @@ Cluster gpu_cluster(Random& r, Model& m) {
     cluster.partitions.push_back(std::move(partition));
   }
   m.p.cpus = static_cast<int>(cluster.nodes.size()) * per_node;
-  for (int t = 0; t < count; ++t)
-    m.typed_weights.push_back(per_type[t] * std::sqrt(cluster.accelerator_types[t].speed));
+  for (int t = 0; t < count; ++t) m.typed_weights.push_back(per_type[t]);
   cluster.qos.push_back(Qos{"normal", 0});
   cluster.priority = PriorityWeights::Typical();
   m.p.typed_share = r.uniform(0.3, 0.8);
@@ -366,6 +381,9 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
   jobs.reserve(spec.jobs);
   std::vector<std::size_t> group_start;
   double work = 0;
+  std::vector<double> typed_work(cluster.accelerator_types.size());  // GPU-seconds of jobs naming each type
+  double total_typed_weight = 0;
+  for (double w : m.typed_weights) total_typed_weight += w;
   while (jobs.size() < spec.jobs) {
     const std::size_t ui = r.pick(user_weights);
     const User& u = users[ui];
@@ -380,6 +398,8 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
     if (habit && !gpu && size > 1 && r.chance(0.25))
       size = std::clamp(r.chance(0.5) ? size * 2 : size / 2, 1, m.shape.widest);
     const double log_run = habit ? u.log_run + m.habit_run_sd * r.normal() : draw_log_run(r, m, size);
+    // The run time on the slowest type the job allows.
+    const Seconds slow_run = clamp_run(log_run, m.p.max_limit);
     Job base;
     base.user = fmt::format("u{}", ui);
     base.account = fmt::format("g{}", ui % std::max<std::size_t>(1, users.size() / 5));
@@ -392,9 +412,17 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
       base.accel = AcceleratorRequest{size, "gpu", {}};
       base.nodes = std::max(1, size / m.gpus_per_node);
       base.cpus = size * (m.p.cpus_per_node / m.gpus_per_node);
-      const bool typed = habit ? u.type >= 0 : r.chance(m.p.typed_share);
+      bool typed = habit ? u.type >= 0 : r.chance(m.p.typed_share);
       if (typed) {
         type = habit ? u.type : static_cast<int>(r.pick(m.typed_weights));
+        // The jobs that name a type never ask more of it than its share of the GPUs times all the work so far: a
+        // heavy user pinned to one type made that partition's queue grow without end (v100 busy 0.96, p100 0.40 on
+        // gpu seed 2 at load 0.8). Past that, the user takes any type.
+        const double w = static_cast<double>(size) * static_cast<double>(slow_run) * static_cast<double>(batch);
+        typed = typed_work[static_cast<std::size_t>(type)] + w <=
+                m.typed_weights[static_cast<std::size_t>(type)] / total_typed_weight * (work + w);
+      }
+      if (typed) {
         base.accel.types = {cluster.accelerator_types[type].name};
         base.partitions = {cluster.accelerator_types[type].name};
         slowest_speed = cluster.accelerator_types[type].speed_for(base.job_class);
@@ -410,8 +438,7 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
     } else {
       base.cpus = size;
     }
-    // The run time on the slowest type the job allows: the limit is set for it, as a user who may land there would.
-    const Seconds slow_run = clamp_run(log_run, m.p.max_limit);
+    // The limit is set for this run, as a user who may land there would.
     const Seconds limit =
         draw_limit(r, m, u, static_cast<Seconds>(std::ceil(static_cast<double>(slow_run) * (burst ? 1.2 : 1.0))));
     group_start.push_back(jobs.size());
@@ -421,9 +448,11 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
       const double slow = std::min(static_cast<double>(slow_run) * spread, static_cast<double>(limit));
       job.run_time = std::max<Seconds>(1, std::llround(slow * slowest_speed / ran_speed));
       job.time_limit = limit;
-      if (r.chance(m.p.killed_share)) job.run_time = limit;  // ran into its limit and was killed
+      if (r.chance(m.p.killed_share)) kill_at_limit(job);
       job.run_time = std::min(job.run_time, job.time_limit);
       work += static_cast<double>(gpu ? job.accel.count : job.cpus) * static_cast<double>(job.run_time);
+      if (!job.accel.types.empty())
+        typed_work[static_cast<std::size_t>(type)] += static_cast<double>(job.accel.count * job.run_time);
       jobs.push_back(std::move(job));
     }
   }

@@ -82,7 +82,7 @@ CommandRunner setup_generate(CLI::App& app) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{10'000'000}));
   app.add_option("--load", options->load,
                  "offered load to aim at: CPU-seconds (GPU-seconds for gpu) run over capacity x submit span; "
-                 "default: drawn from the seed in [0.5, 1.1]")
+                 "default: drawn from the seed in [0.5, 0.95]")
       ->type_name("X")
       ->check(CLI::Range(0.01, 10.0));
   app.add_option("--cpus", options->cpus,

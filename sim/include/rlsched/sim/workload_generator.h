@@ -30,7 +30,7 @@ struct GeneratorSpec {
   WorkloadFamily family = WorkloadFamily::kCpu;
   std::uint64_t seed = 1;
   std::size_t jobs = 10000;
-  std::optional<double> load;  ///< offered load target, (0, 10]; default: drawn from the seed in [0.5, 1.1]
+  std::optional<double> load;  ///< offered load target, (0, 10]; default: drawn from the seed in [0.5, 0.95]
   std::optional<int> cpus;     ///< cluster size in CPUs, [8, 1048576]; default: drawn log-uniform in [64, 8192]
 };
 
