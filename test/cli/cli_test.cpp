@@ -26,6 +26,7 @@
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
+#include "rlsched/sim/workload_generator.h"
 
 extern char** environ;
 
@@ -945,4 +946,61 @@ TEST_CASE("estimate-replay estimates every job of a small trace and reports both
   const Run compat = run_cli({"estimate-replay", "--trace", kSmallSwf, "--protocol", "rlscheduler"});
   CHECK(compat.exit_code == 1);
   CHECK_THAT(compat.err, Catch::Contains("full protocol only"));
+}
+
+TEST_CASE("generate writes what the library generates, in files evaluate reads; bad options say what is wrong") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu");
+  const Run cpu_run = run_cli({"generate", "--family", "cpu", "--seed", "4", "--jobs", "600", "--load", "0.8",
+                               "--cpus", "256", "--out", cpu});
+  REQUIRE(cpu_run.exit_code == 0);
+  CHECK(contains(cpu_run.out, "wrote " + cpu + ".swf"));
+  CHECK(contains(cpu_run.out, "600 jobs, 256 CPUs"));
+  CHECK(contains(cpu_run.out, "offered load 0.800 (target 0.800)"));
+  rlsched::sim::GeneratorSpec spec;
+  spec.seed = 4;
+  spec.jobs = 600;
+  spec.load = 0.8;
+  spec.cpus = 256;
+  auto expected = rlsched::sim::generate_workload(spec);
+  REQUIRE(expected.ok());
+  const Workload swf = read(cpu + ".swf");
+  REQUIRE(swf.jobs.size() == expected->workload.jobs.size());
+  for (std::size_t i = 0; i < swf.jobs.size(); ++i) {
+    CAPTURE(i);
+    CHECK(swf.jobs[i].cpus == expected->workload.jobs[i].cpus);
+    CHECK(swf.jobs[i].run_time == expected->workload.jobs[i].run_time);
+    CHECK(swf.jobs[i].time_limit == expected->workload.jobs[i].time_limit);
+    CHECK(swf.jobs[i].submit == expected->workload.jobs[i].submit);
+  }
+  CHECK(swf.max_procs == 256);
+
+  const Run gpu_run = run_cli({"generate", "--family", "gpu", "--seed", "4", "--jobs", "600", "--out", gpu});
+  REQUIRE(gpu_run.exit_code == 0);
+  CHECK(contains(gpu_run.out, "wrote " + gpu + ".sacct"));
+  CHECK(contains(gpu_run.out, "wrote " + gpu + ".cluster.yaml"));
+  CHECK(contains(gpu_run.out, "of the GPUs"));
+  const Run evaluate = run_cli({"evaluate", "--trace", gpu + ".sacct", "--cluster", gpu + ".cluster.yaml",
+                                "--policies", "fcfs,sjf,multifactor", "--json", dir.file("evaluate.json")});
+  INFO(evaluate.err);
+  REQUIRE(evaluate.exit_code == 0);
+  const json doc = json::parse(slurp(dir.file("evaluate.json")));
+  REQUIRE(doc.at("results").size() == 3);
+  for (const json& r : doc.at("results")) {
+    CHECK(r.at("jobs") == 600);
+    CHECK(r.at("rejected") == 0);
+  }
+
+  const Run family = run_cli({"generate", "--family", "tpu", "--out", cpu});
+  CHECK(family.exit_code == 2);
+  CHECK(contains(family.err, "--family"));
+  const Run jobs = run_cli({"generate", "--family", "cpu", "--jobs", "0", "--out", cpu});
+  CHECK(jobs.exit_code == 2);
+  CHECK(contains(jobs.err, "--jobs"));
+  const Run no_out = run_cli({"generate", "--family", "cpu"});
+  CHECK(no_out.exit_code == 2);
+  CHECK(contains(no_out.err, "--out"));
+  const Run unwritable = run_cli({"generate", "--family", "cpu", "--jobs", "10", "--out", dir.file("missing/w")});
+  CHECK(unwritable.exit_code == 1);
+  CHECK(contains(unwritable.err, "missing/w.swf: cannot write"));
 }

@@ -26,6 +26,7 @@ CommandRunner setup_evaluate(CLI::App& app);
 CommandRunner setup_explain(CLI::App& app);
 CommandRunner setup_estimate(CLI::App& app);
 #endif
+CommandRunner setup_generate(CLI::App& app);
 CommandRunner setup_import_sacct(CLI::App& app);
 CommandRunner setup_promote(CLI::App& app);
 CommandRunner setup_rollback(CLI::App& app);
