@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Out-of-sample protocol for learned policies (issue 15; docs/policy-protocol.md): is a model better than Slurm's
+rules of thumb on workloads it never saw?
+
+    python3 bench/policy_protocol.py [--protocol loo,time-split,shipped] [--workloads lublin,ricc,...]
+        [--train-minutes 10] [--rlsched build/release/tools/rlsched] [--out FILE.md] [--keep DIR]
+
+Three protocols, each judged in the Slurm model with the configuration the plugins run (`--config
+slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank as site factor at
+score_scale), beside every heuristic of the same run:
+  loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
+              evaluate on it with EASY backfill and with none;
+  time-split  on each shared trace, `rlsched train` with default options on its first 80%, then the verdict of
+              `rlsched evaluate --candidate` on its last 20% (the candidate against the best heuristic);
+  shipped     the shipped default model on every workload, marked in-sample where it was trained on that trace.
+The table of each workload gives average bounded slowdown, average / p99 / max wait and utilisation; a summary
+gives the model's average bounded slowdown over the best heuristic's (below 1.00 means the model wins) and its p99
+wait over that heuristic's.
+
+Workloads: the shared traces (Lublin-1, RICC-2010-2, COARE-Saliksik), the GPU workload of the placement study
+(Gavel's jobs and speeds at load 0.9, typed and typeless GPU requests over three partitions) and two generated
+families (`rlsched generate`) whose seeds are kept out of every training run. Traces are read from $RLSCHED_TRACES or
+../shared/traces; nothing is written into the repository (temporary folder, or --keep DIR).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRACES = os.environ.get("RLSCHED_TRACES") or os.path.join(ROOT, "..", "shared", "traces")
+CONFIG = os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml")
+SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
+HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
+# The shipped default was trained on the first 80% of these traces (policy_models/README.md).
+SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare"}
+# Generated training seeds; the judged families use seeds from 1001 up and are never trained on.
+GENERATED_TRAINING_SEEDS = [1, 2, 3, 4]
+
+
+def trace(*parts):
+    return os.path.join(TRACES, *parts)
+
+
+def shared_workloads():
+    """name -> how evaluate and train read it. eval_jobs: the window judged (None: all jobs)."""
+    return {
+        "lublin": {"trace": trace("lublin", "lublin_256.swf"), "eval_jobs": None},
+        # The RICC window of policy_models/README.md, inside the trace's last 20%.
+        "ricc": {"trace": trace("ricc", "RICC-2010-2.swf.gz"), "eval_jobs": "380000:50000"},
+        "coare": {"trace": trace("coare-saliksik-slurm", "DOST-ASTI_COARE-Saliksik-2020-cln.swf"), "eval_jobs": None},
+        # Gavel's jobs and measured per-type speeds on three single-type partitions, Alibaba's type constraints:
+        # the placement study's workload (docs/placement.md), at load 0.9.
+        "gavel": {"trace": trace("gavel-throughputs"), "eval_jobs": "0:6000",
+                  "extra": ["--any-of", trace("alibaba-openb-gpu-v2023", "openb_pod_list_gpuspec33.csv"),
+                            "--cluster", os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
+                            "--load", "0.9"]},
+    }
+
+
+def generate(args, family, seed, jobs, folder):
+    """`rlsched generate` (docs/workload-generator.md): the workload's evaluate/train arguments."""
+    prefix = os.path.join(folder, f"gen-{family}-{seed}")
+    subprocess.run([args.rlsched, "generate", "--family", family, "--seed", str(seed), "--jobs", str(jobs),
+                    "--out", prefix], check=True, stdout=subprocess.DEVNULL)
+    if family == "cpu":
+        return {"trace": prefix + ".swf", "eval_jobs": None, "extra": []}
+    return {"trace": prefix + ".sacct", "eval_jobs": None, "extra": ["--cluster", prefix + ".cluster.yaml"]}
+
+
+def run(cmd, log):
+    log.write("$ " + " ".join(cmd) + "\n")
+    log.flush()
+    started = time.time()
+    subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT)
+    return time.time() - started
+
+
+def train(args, name, sources, folder, log):
+    """Trains on `sources` (workload specs) with the default options; returns the model path and seconds."""
+    model = os.path.join(folder, f"{name}.pt")
+    cmd = [args.rlsched, "train", "--config", CONFIG, "--output", model, "--threads", str(args.threads),
+           "--time-budget", str(args.train_minutes)]
+    for spec in sources:
+        cmd += ["--trace", spec["trace"]] + spec.get("extra", [])
+    return model, run(cmd, log)
+
+
+def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
+    out = os.path.join(folder, f"{tag}.json")
+    cmd = [args.rlsched, "evaluate", "--trace", spec["trace"], "--config", CONFIG, "--backfill", backfill,
+           "--json", out] + spec.get("extra", []) + list(extra)
+    if policies:
+        cmd += ["--policies", ",".join(policies)]
+    if spec.get("eval_jobs"):
+        cmd += ["--jobs", spec["eval_jobs"]]
+    run(cmd, log)
+    with open(out) as f:
+        return json.load(f)
+
+
+def best_heuristic(results):
+    heuristics = [r for r in results if not r["policy"].startswith("model:")]
+    return min(heuristics, key=lambda r: r["avg_bsld"])
+
+
+def table(results, model_label):
+    rows = ["| policy | avg bsld | avg wait (s) | p99 wait (s) | max wait (s) | utilisation |",
+            "|---|---|---|---|---|---|"]
+    best = best_heuristic(results)
+    for r in results:
+        name = model_label if r["policy"].startswith("model:") else r["policy"]
+        if r is best:
+            name = f"**{name}** (best heuristic)"
+        rows.append(f"| {name} | {r['avg_bsld']:.2f} | {r['avg_wait']:.0f} | {r['p99_wait']:.0f} | "
+                    f"{r['max_wait']:.0f} | {100 * r['utilization']:.1f}% |")
+    return rows
+
+
+def summary(results):
+    """(model bsld / best heuristic bsld, model p99 / that heuristic's p99, best heuristic's name)."""
+    model = next(r for r in results if r["policy"].startswith("model:"))
+    best = best_heuristic(results)
+    ratio = model["avg_bsld"] / best["avg_bsld"] if best["avg_bsld"] > 0 else float("nan")
+    p99 = model["p99_wait"] / best["p99_wait"] if best["p99_wait"] > 0 else float("nan")
+    return ratio, p99, best["policy"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rlsched", default=os.path.join(ROOT, "build", "release", "tools", "rlsched"))
+    p.add_argument("--protocol", default="loo,time-split,shipped")
+    p.add_argument("--workloads", default="lublin,ricc,coare,gavel,gen-cpu,gen-gpu",
+                   help="names to judge; gen-cpu / gen-gpu are generated families with held-out seeds")
+    p.add_argument("--generated-jobs", type=int, default=20000)
+    p.add_argument("--train-minutes", type=float, default=10, help="each training run's --time-budget")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--backfill", default="easy,none")
+    p.add_argument("--out", help="write the Markdown report here too")
+    p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
+    args = p.parse_args()
+    protocols = args.protocol.split(",")
+    names = args.workloads.split(",")
+    for proto in protocols:
+        if proto not in ("loo", "time-split", "shipped"):
+            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, shipped)")
+
+    folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
+    os.makedirs(folder, exist_ok=True)
+    log_path = os.path.join(folder, "protocol.log")
+    report = [f"# Out-of-sample protocol ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
+              f"`python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
+              f"--train-minutes {args.train_minutes:g}`; judged with `--config slurm_conf_examples/rlsched.yaml`.",
+              ""]
+    with open(log_path, "w") as log:
+        workloads = shared_workloads()
+        judged = {}
+        for i, name in enumerate(names):
+            if name.startswith("gen-"):
+                judged[name] = generate(args, name[4:], 1001 + i, args.generated_jobs, folder)
+            elif name in workloads:
+                judged[name] = workloads[name]
+            else:
+                sys.exit(f"policy_protocol: unknown workload '{name}' (known: {', '.join(workloads)}, gen-cpu, gen-gpu)")
+        training_pool = dict(judged)
+        for family in sorted({n[4:] for n in names if n.startswith("gen-")}):
+            for seed in GENERATED_TRAINING_SEEDS:
+                training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
+
+        summaries = []
+        if "shipped" in protocols:
+            report += ["## The shipped default model", ""]
+            for name, spec in judged.items():
+                results = evaluate(args, spec, HEURISTICS + ["model:" + SHIPPED], "easy", folder, f"shipped-{name}",
+                                   log)["results"]
+                ratio, p99, best = summary(results)
+                where = "in sample (trained on its first 80%)" if name in SHIPPED_TRAINED_ON else "out of sample"
+                report += [f"### {name}, EASY backfill, {where}", ""] + table(results, "default") + [""]
+                summaries.append(("shipped", name, "easy", ratio, p99, best))
+
+        if "loo" in protocols:
+            report += ["## Leave one out", ""]
+            for name, spec in judged.items():
+                sources = [s for n, s in training_pool.items() if n != name]
+                model, seconds = train(args, f"loo-without-{name}", sources, folder, log)
+                for backfill in args.backfill.split(","):
+                    results = evaluate(args, spec, HEURISTICS + ["model:" + model], backfill, folder,
+                                       f"loo-{name}-{backfill}", log)["results"]
+                    ratio, p99, best = summary(results)
+                    report += [f"### {name} left out, {backfill} backfill (trained {seconds / 60:.1f} min on the "
+                               f"{len(sources)} others)", ""] + table(results, "model") + [""]
+                    summaries.append(("loo", name, backfill, ratio, p99, best))
+
+        if "time-split" in protocols:
+            report += ["## Time split: trained on the first 80%, judged on the last 20%", ""]
+            for name, spec in judged.items():
+                if name.startswith("gen-"):
+                    continue
+                model, seconds = train(args, f"split-{name}", [spec], folder, log)
+                heldback = dict(spec, eval_jobs=None)
+                doc = evaluate(args, heldback, HEURISTICS, "easy", folder, f"split-{name}", log,
+                               extra=["--candidate", model])
+                results = doc["results"]
+                ratio, p99, best = summary(results)
+                report += [f"### {name} (trained {seconds / 60:.1f} min)", ""] + table(results, "model") + [
+                    "", "`" + doc["verdict"]["text"].split("\n")[0] + "`", ""]
+                summaries.append(("time-split", name, "easy", ratio, p99, best))
+
+    report += ["## Summary: the model's average bounded slowdown and p99 wait over the best heuristic's", "",
+               "| protocol | workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |",
+               "|---|---|---|---|---|---|---|"]
+    for proto, name, backfill, ratio, p99, best in summaries:
+        wins = "yes" if ratio < 1 and p99 <= 1 else "no"
+        report.append(f"| {proto} | {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | {wins} |")
+    text = "\n".join(report) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(f"models, JSON and the log: {folder}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
