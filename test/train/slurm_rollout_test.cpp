@@ -1,6 +1,8 @@
 // Rollouts in the Slurm model (slurm_rollout.h): what is recorded, that it is what was played, that the deployed
 // behaviour is the plain policy in sim::simulate, and that training there learns an obvious rule.
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -192,4 +194,41 @@ TEST_CASE("training in the Slurm model learns shortest-first on a workload where
   auto again = train_policy(c);
   REQUIRE(again.ok());
   CHECK(again->best_validation_cost_ratio == result->best_validation_cost_ratio);
+}
+
+// Not run by default (hidden): what an episode costs in each simulator, for docs/cli.md.
+// train_tests "[.bench]" -s
+TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {
+  for (const std::string name : {"lublin/lublin_256.swf", "coare-saliksik-slurm/DOST-ASTI_COARE-Saliksik-2020-cln.swf"}) {
+    TrainConfig c;
+    c.sequence_length = 1024;
+    auto split = split_trace(std::string(RLSCHED_SHARED_TRACES) + "/" + name, c);
+    REQUIRE(split.ok());
+    torch::manual_seed(1);
+    PolicyNets nets(static_cast<int>(features::kFeatureCount), std::vector<int>{32, 32});
+    const PlainMlp plain = nets->to_plain();
+    const CostModel cost(c);
+    for (const std::size_t length : {256, 512, 1024}) {
+      constexpr int kRuns = 8;
+      double slurm_ms = 0, compat_ms = 0, samples = 0, rows = 0;
+      for (int i = 0; i < kRuns; ++i) {
+        const std::size_t first = static_cast<std::size_t>(i) * (split->train_end - length) / kRuns;
+        std::mt19937_64 rng(static_cast<std::uint64_t>(i));
+        Exploration x;
+        x.sigma = 0.5;
+        x.key = static_cast<std::uint64_t>(i);
+        auto t0 = std::chrono::steady_clock::now();
+        const ScoreEpisode e = run_slurm_policy(SlurmSequence{&*split, first, length}, plain, x, {}, cost, 1.0, rng);
+        auto t1 = std::chrono::steady_clock::now();
+        (void)run_policy(Sequence{&split->prepared, first, length}, plain, true, false, 256, cost, 1.0, rng);
+        auto t2 = std::chrono::steady_clock::now();
+        slurm_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+        compat_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();
+        samples += static_cast<double>(e.samples());
+        rows += static_cast<double>(e.scored_rows);
+      }
+      std::printf("%s %zu jobs: slurm %.1f ms/episode (%.0f scored rows, %.0f samples kept), compat %.1f ms\n",
+                  name.c_str(), length, slurm_ms / kRuns, rows / kRuns, samples / kRuns, compat_ms / kRuns);
+    }
+  }
 }
