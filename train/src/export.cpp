@@ -147,11 +147,21 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                                                c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
                                  : "",
         c.reference);
+  const std::string algorithm =
+      c.rollouts == Rollouts::kSlurm
+          ? fmt::format(
+                "PPO with a clipped objective (clip {}) over the recorded (job, scoring call) samples, the "
+                "episode's advantage against its sequence's mean, no value head, Adam (learning rate {}), {} "
+                "episodes per epoch, {} passes of {}-sample minibatches",
+                c.clip, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch)
+          : fmt::format(
+                "PPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
+                "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision "
+                "minibatches, entropy bonus {}",
+                c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch,
+                c.entropy_coef);
   md += fmt::format(
-      "## Training\n\nPPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
-      "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision minibatches, entropy bonus "
-      "{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n",
-      c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch, c.entropy_coef,
+      "## Training\n\n{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n", algorithm,
       c.init_model.empty()
           ? fmt::format("{} passes of behaviour cloning of the teacher `{}`", c.imitation_epochs, info.result.teacher)
           : fmt::format("the policy of `{}`, no imitation ({})", c.init_model, info.result.teacher),

@@ -90,13 +90,15 @@ struct TrainConfig {
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
   std::vector<int> hidden{32, 32};
-  double learning_rate = 3e-3;  ///< at the start; decays linearly to a tenth by the last epoch
+  /// At the start; decays linearly to a tenth by the last epoch. `rlsched train --rollouts slurm` defaults to 3e-4
+  /// (and minibatch 2048): a Gaussian score's log-density is far more sensitive to a step than the softmax's.
+  double learning_rate = 3e-3;
   double clip = 0.2;
   double gamma = 1.0;
   double gae_lambda = 0.95;
   double target_kl = 0.02;  ///< stop an update's passes once the policy moved this far (0: never)
   int ppo_iterations = 4;
-  std::size_t minibatch = 256;  ///< decisions per gradient step
+  std::size_t minibatch = 256;  ///< decisions (kCompat) or samples (kSlurm) per gradient step
   double entropy_coef = 0.001;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
