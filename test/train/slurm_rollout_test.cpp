@@ -200,7 +200,8 @@ TEST_CASE("training in the Slurm model learns shortest-first on a workload where
 // Not run by default (hidden): what an episode costs in each simulator, for docs/cli.md.
 // train_tests "[.bench]" -s
 TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {
-  for (const std::string name : {"lublin/lublin_256.swf", "coare-saliksik-slurm/DOST-ASTI_COARE-Saliksik-2020-cln.swf"}) {
+  for (const std::string name :
+       {"lublin/lublin_256.swf", "coare-saliksik-slurm/DOST-ASTI_COARE-Saliksik-2020-cln.swf"}) {
     TrainConfig c;
     c.sequence_length = 1024;
     auto split = split_trace(std::string(RLSCHED_SHARED_TRACES) + "/" + name, c);
@@ -232,4 +233,37 @@ TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {
                   name.c_str(), length, slurm_ms / kRuns, rows / kRuns, samples / kRuns, compat_ms / kRuns);
     }
   }
+}
+
+// A short, quiet dump (the lab's retrain test: jobs of seconds, all ended before the first decay tick) has no tick
+// with two pending jobs to imitate in the Slurm model; the warm start imitates in the compat simulator instead.
+TEST_CASE("with no decay tick to imitate, Slurm-model training imitates in the compat simulator and says so") {
+  TrainWorkload quiet;
+  quiet.label = "quiet";
+  quiet.cluster = Cluster::Homogeneous(4, 16);
+  for (int i = 0; i < 48; ++i) {
+    Job j;
+    j.id = static_cast<JobId>(i + 1);
+    j.user = "u";
+    j.submit = i / 8;
+    j.cpus = 8 << (i % 3);
+    j.run_time = 3 + i % 4 * 5;
+    j.time_limit = 600 * (1 + i % 5);
+    quiet.workload.jobs.push_back(j);
+  }
+  TrainConfig c;
+  c.workloads = {quiet};
+  c.teacher = "sjf";
+  c.imitation_epochs = 2;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.sequence_length = 8;
+  c.validation_sequences = 1;
+  c.threads = 1;
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  CHECK(result->teacher ==
+        "quiet: sjf (imitated in the compat simulator: no decay tick of the Slurm model saw two "
+        "pending jobs)");
 }

@@ -292,14 +292,25 @@ class Trainer {
     if (!teacher_scorers.ok()) return teacher_scorers.status();
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
-    parallel_for(n, threads_, [&](std::size_t i) {
-      std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
-      const std::size_t t = i % traces_.size();
-      demos[i] =
-          slurm_ ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *(*teacher_scorers)[t], slurm_sim_,
-                                       config_.visible_queue, rng)
-                 : run_imitation(sample_in(traces_[t], rng), *(*teacher_scorers)[t], backfill_, config_.visible_queue);
-    });
+    auto demonstrate = [&](bool in_slurm) {
+      parallel_for(n, threads_, [&](std::size_t i) {
+        std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
+        const std::size_t t = i % traces_.size();
+        demos[i] = in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *(*teacher_scorers)[t], slurm_sim_,
+                                                  config_.visible_queue, rng)
+                            : run_imitation(sample_in(traces_[t], rng), *(*teacher_scorers)[t], backfill_,
+                                            config_.visible_queue);
+      });
+    };
+    demonstrate(slurm_);
+    // A quiet workload (jobs that end between two decay ticks, e.g. a short sacct dump) gives the Slurm model no
+    // tick with two pending jobs to imitate: the compat simulator, which decides at every start, still has choices.
+    bool any_choice = false;
+    for (const Episode& e : demos) any_choice = any_choice || !e.decisions.empty();
+    if (slurm_ && !any_choice) {
+      demonstrate(false);
+      teacher_ += " (imitated in the compat simulator: no decay tick of the Slurm model saw two pending jobs)";
+    }
     const auto [mean, std] = feature_statistics(demos);
     nets_->set_normalisation(mean, std);
     // A feature the training data never varies (a Slurm factor the training simulator does not produce, the
