@@ -1004,3 +1004,47 @@ TEST_CASE("generate writes what the library generates, in files evaluate reads; 
   CHECK(unwritable.exit_code == 1);
   CHECK(contains(unwritable.err, "missing/w.swf: cannot write"));
 }
+
+// `rlsched train` reads workloads as evaluate does (here a Gavel folder on its cluster, with the plugin config) and
+// by default runs its episodes in the Slurm model there.
+TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end to end") {
+  TempDir dir;
+  const std::string gavel = std::string(RLSCHED_SHARED_TRACES) + "/gavel-throughputs";
+  const std::string source = RLSCHED_SOURCE_DIR;
+  const std::string model = dir.file("gavel.pt");
+  const Run run = run_cli({"train",
+                           "--trace",
+                           gavel,
+                           "--cluster",
+                           source + "/slurm_conf_examples/gavel-cluster.yaml",
+                           "--config",
+                           source + "/slurm_conf_examples/rlsched.yaml",
+                           "--output",
+                           model,
+                           "--epochs",
+                           "2",
+                           "--episodes",
+                           "4",
+                           "--sequence-length",
+                           "128",
+                           "--imitation-epochs",
+                           "2",
+                           "--validation-sequences",
+                           "1",
+                           "--eval-every",
+                           "1",
+                           "--threads",
+                           "1"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "trained 2 epochs"));
+  CHECK(contains(run.out, "in the Slurm model"));  // the teacher was searched there
+  const std::string card = slurp(dir.file("gavel.md"));
+  CHECK(contains(card, "simulated in the Slurm model on each trace's cluster"));
+  CHECK(contains(card, "| " + gavel + " | 15264 |"));  // every job of the folder, read as evaluate reads it
+  CHECK(contains(card, "full Slurm model over the 3053 held-back jobs"));
+
+  const Run bad = run_cli({"train", "--trace", gavel, "--output", model, "--rollouts", "bogus"});
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(bad.err, "--rollouts"));
+}

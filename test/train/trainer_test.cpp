@@ -21,6 +21,7 @@ using namespace rlsched::train;
 
 TEST_CASE("job costs follow the objective, with the starvation penalty past its threshold") {
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   CostModel bsld(c);
   CHECK(bsld.job_cost(90, 10) == 10.0);
   CHECK(bsld.job_cost(0, 5) == 1.0);
@@ -119,6 +120,7 @@ class ModelChoice final : public sim::DecisionMaker {
 TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a fixed sequence") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   c.traces = {trace};
   c.imitation_epochs = 0;
   c.epochs = 12;
@@ -153,6 +155,7 @@ TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a
 TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the held-back jobs") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   c.traces = {trace};
   c.select_on_slurm = true;
   c.imitation_epochs = 2;
@@ -193,6 +196,7 @@ TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   std::ofstream(cluster_file) << "cluster: larger\nnodes:\n  - {name: \"n[001-320]\", cpus: 1}\n"
                                  "partitions:\n  - {name: batch, nodes: ALL, default: true}\n";
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   c.traces = {trace};
   c.cluster = cluster_file;
   c.select_on_slurm = true;
@@ -230,6 +234,7 @@ namespace {
 /// A few seconds of training on Lublin-1, validated after every epoch.
 TrainConfig short_run(int epochs) {
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
   c.imitation_epochs = 2;
   c.episodes_per_epoch = 4;
@@ -316,6 +321,7 @@ TEST_CASE("a warm start goes on from the given model: its weights, widths, featu
 
 TEST_CASE("bad training input is refused with a clear message") {
   TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   CHECK(train_policy(c).status().message() == "no training traces given");
   c.traces = {std::string(RLSCHED_TEST_DATA) + "/swf/small.swf"};
   auto short_trace = train_policy(c);

@@ -12,11 +12,17 @@
 namespace rlsched::cli {
 namespace {
 
+/// Defaults of --rollouts slurm where they differ from compat's (TrainConfig's): measured on Lublin-1 + COARE, 150
+/// epochs: learning rate 1e-3 never got below the imitation start, 3e-4 did within 40 epochs.
+constexpr double kSlurmLearningRate = 3e-4;
+constexpr std::size_t kSlurmMinibatch = 2048;
+
 struct TrainOptions {
   train::TrainConfig config;
   std::string plugin_config;  ///< --config: the rlsched.yaml the model will serve under
   std::string backfill = "easy";
   std::string objective = "bsld";
+  std::string rollouts = "slurm";
   double time_budget_minutes = 0;
   std::string command_line;
 };
@@ -35,6 +41,21 @@ int run_train(TrainOptions& options) {
   auto plugin = read_plugin_config(options.plugin_config, config_label);
   if (!plugin.ok()) return fail(plugin.status());
   config.score_scale = plugin->score_scale;
+  auto rollouts = train::parse_rollouts(options.rollouts);
+  if (!rollouts.ok()) return fail(rollouts.status());
+  config.rollouts = *rollouts;
+  // The workloads as `rlsched evaluate` reads them (SWF, sacct, Alibaba, Gavel folders; the cluster given or implied;
+  // the plugin configuration applied), so that the trainer trains on what evaluate judges and parses nothing itself.
+  for (const std::string& path : config.traces) {
+    RunOptions run;
+    run.trace = path;
+    run.cluster = config.cluster;
+    run.config = options.plugin_config;
+    auto inputs = load_inputs(run);
+    if (!inputs.ok()) return fail(inputs.status());
+    config.workloads.push_back(train::TrainWorkload{path, std::move(inputs->workload), std::move(inputs->cluster)});
+  }
+  config.traces.clear();
 
   ProgressBar bar("training");
   auto result = train::train_policy(config, [&](const train::TrainProgress& p) {
@@ -49,8 +70,8 @@ int run_train(TrainOptions& options) {
   if (!result.ok()) return fail(result.status());
   fmt::print("trained {} epochs in {:.0f} s{}\n", result->epochs_run, result->seconds,
              result->stopped_early ? " (stopped early)" : "");
-  fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n", config.reference,
-             result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
+  fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n",
+             config.reference, result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
   fmt::print("teacher: {}\n", result->teacher);
   fmt::print("model: {}\n", result->model_path);
   return kExitOk;
@@ -61,23 +82,26 @@ int run_train(TrainOptions& options) {
 CommandRunner setup_train(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   train::TrainConfig& c = options->config;
-  auto* trace = app.add_option("--trace", c.traces,
-                                "Training trace (repeat for several); the last part of each is held back")
-                   ->type_name("FILE")
-                   ->check(CLI::ExistingFile);
+  auto* trace =
+      app.add_option("--trace", c.traces,
+                     "Training trace (repeat for several): SWF, sacct dump, Alibaba CSV or Gavel folder, read "
+                     "as evaluate reads it; the last part of each is held back")
+          ->type_name("FILE")
+          ->check(CLI::ExistingPath);
   auto* sacct = app.add_option("--sacct", c.traces,
                                "A sacct --parsable2 dump of your cluster to train on (docs/sacct.md); same as --trace")
-                   ->type_name("DUMP")
-                   ->check(CLI::ExistingFile);
+                    ->type_name("DUMP")
+                    ->check(CLI::ExistingFile);
   app.add_option("--slurm-conf,--cluster", c.cluster,
                  "The cluster the traces ran on: slurm.conf (gres.conf beside it is read too) or cluster YAML; "
                  "needed for dumps with accelerator jobs")
       ->type_name("FILE")
       ->check(CLI::ExistingFile);
   app.add_option("--config", options->plugin_config,
-                 "The rlsched.yaml the model will serve under: its score_scale weighs the learned rank beside the "
-                 "cluster's multifactor weights in the Slurm-model validation (--select-on-slurm). Default: the "
-                 "shipped slurm_conf_examples/rlsched.yaml")
+                 "The rlsched.yaml the model will serve under, applied as evaluate applies it: its score_scale "
+                 "weighs the learned rank beside the cluster's multifactor weights in the Slurm-model rollouts and "
+                 "validation, its types' speeds and job classes apply. Default: the shipped "
+                 "slurm_conf_examples/rlsched.yaml")
       ->type_name("rlsched.yaml")
       ->check(CLI::ExistingFile);
   app.callback([trace, sacct] {
@@ -98,6 +122,18 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--reference", c.reference, "Heuristic whose cost normalises rewards and validation figures")
       ->capture_default_str();
+  app.add_option("--rollouts", options->rollouts,
+                 "Where PPO's episodes run: slurm (the Slurm model on each trace's cluster, the score as site factor "
+                 "at --config's score_scale; validation on the held-back jobs there) or compat (RLScheduler's "
+                 "simulator semantics, the paper protocol)")
+      ->check(CLI::IsMember({"slurm", "compat"}))
+      ->capture_default_str();
+  app.add_option("--score-noise", c.score_noise,
+                 "slurm rollouts: standard deviation of each job's exploration offset (score units)")
+      ->capture_default_str();
+  app.add_option("--rollouts-per-sequence", c.rollouts_per_sequence,
+                 "slurm rollouts: episodes per sampled sequence (antithetic pairs; the baseline is their mean)")
+      ->capture_default_str();
   app.add_flag("--select-on-slurm", c.select_on_slurm,
                "Validate (select the model, stop early) in the Slurm model over each trace's held-back jobs instead "
                "of the training simulator's held-back sequences");
@@ -107,11 +143,13 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();
-  auto* init_model = app.add_option("--init-model", c.init_model,
-                 "Warm start: go on from this model (e.g. the cluster's current one) instead of imitating a teacher; "
-                 "its layer widths replace --hidden")
-      ->type_name("MODEL")
-      ->check(CLI::ExistingFile);
+  auto* init_model =
+      app.add_option(
+             "--init-model", c.init_model,
+             "Warm start: go on from this model (e.g. the cluster's current one) instead of imitating a teacher; "
+             "its layer widths replace --hidden")
+          ->type_name("MODEL")
+          ->check(CLI::ExistingFile);
   app.add_option("--epochs", c.epochs, "PPO epochs at most")->capture_default_str();
   app.add_option("--episodes", c.episodes_per_epoch, "Episodes (job sequences) per epoch")->capture_default_str();
   app.add_option("--sequence-length", c.sequence_length, "Jobs per episode")->capture_default_str();
@@ -120,14 +158,17 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--validation-sequences", c.validation_sequences, "Validation sequences per trace")
       ->capture_default_str();
   app.add_option("--hidden", c.hidden, "Hidden layer widths, e.g. --hidden 32 32")->capture_default_str();
-  app.add_option("--learning-rate", c.learning_rate, "Adam learning rate")->capture_default_str();
+  auto* learning_rate =
+      app.add_option("--learning-rate", c.learning_rate, "Adam learning rate (default: 3e-3 compat, 3e-4 slurm)");
   app.add_option("--clip", c.clip, "PPO clipping range")->capture_default_str();
   app.add_option("--gamma", c.gamma, "Discount of future job costs")->capture_default_str();
   app.add_option("--gae-lambda", c.gae_lambda, "GAE lambda")->capture_default_str();
   app.add_option("--target-kl", c.target_kl, "Stop an update early past this KL divergence (0: never)")
       ->capture_default_str();
   app.add_option("--ppo-iterations", c.ppo_iterations, "Passes over each epoch's decisions")->capture_default_str();
-  app.add_option("--minibatch", c.minibatch, "Decisions per gradient step")->capture_default_str();
+  auto* minibatch = app.add_option("--minibatch", c.minibatch,
+                                   "Decisions (compat) or samples (slurm) per gradient step (default: 256 compat, "
+                                   "2048 slurm)");
   app.add_option("--entropy", c.entropy_coef, "Entropy bonus")->capture_default_str();
   app.add_option("--visible-queue", c.visible_queue, "Oldest waiting jobs a training decision chooses among")
       ->capture_default_str();
@@ -144,7 +185,13 @@ CommandRunner setup_train(CLI::App& app) {
       ->type_name("FILE")
       ->check(CLI::ExistingFile)
       ->excludes(init_model);
-  return [options] {
+  return [options, learning_rate, minibatch] {
+    // A job's Gaussian score moves its log-density by (shift / sd)^2 / 2: steps of compat's size overshoot the target
+    // KL at the first minibatch, and an epoch holds about ten times as many samples as compat has decisions.
+    if (options->rollouts == "slurm") {
+      if (learning_rate->count() == 0) options->config.learning_rate = kSlurmLearningRate;
+      if (minibatch->count() == 0) options->config.minibatch = kSlurmMinibatch;
+    }
     options->command_line = invocation();
     return run_train(*options);
   };

@@ -49,11 +49,19 @@ nlohmann::json training_record(const ExportInfo& info) {
                     {"cluster", c.cluster.empty() ? std::string("implied by the trace") : c.cluster}});
   nlohmann::json table = nlohmann::json::array();
   for (const ValidationRow& r : info.table)
-    table.push_back({{"policy", r.policy}, {"avg_bsld", r.avg_bsld}, {"avg_wait", r.avg_wait},
-                     {"p99_wait", r.p99_wait}, {"objective_cost", r.cost}});
+    table.push_back({{"policy", r.policy},
+                     {"avg_bsld", r.avg_bsld},
+                     {"avg_wait", r.avg_wait},
+                     {"p99_wait", r.p99_wait},
+                     {"objective_cost", r.cost}});
   return {{"data", data},
           {"protocol",
-           {{"simulator", "rlscheduler compat (one CPU per node, commit to the queue head)"},
+           {{"simulator", c.rollouts == Rollouts::kSlurm
+                              ? "slurm model (each trace's cluster, multifactor + the score as site factor)"
+                              : "rlscheduler compat (one CPU per node, commit to the queue head)"},
+            {"rollouts", to_string(c.rollouts)},
+            {"score_noise", c.rollouts == Rollouts::kSlurm ? c.score_noise : 0.0},
+            {"rollouts_per_sequence", c.rollouts == Rollouts::kSlurm ? c.rollouts_per_sequence : 1},
             {"backfill", sim::to_string(c.backfill)},
             {"sequence_length", c.sequence_length},
             {"visible_queue", c.visible_queue}}},
@@ -69,7 +77,8 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"imitation_epochs", c.imitation_epochs},
             {"teacher", info.result.teacher},
             {"reference", c.reference},
-            {"selected_on", c.select_on_slurm ? "slurm model, held-back jobs" : "training simulator, held-back sequences"}}},
+            {"selected_on",
+             c.select_on_slurm ? "slurm model, held-back jobs" : "training simulator, held-back sequences"}}},
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
@@ -100,44 +109,76 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
     md += fmt::format("| {} | {} | first {} | last {} | {} nodes x {} CPUs |\n", t.path, t.prepared.jobs.size(),
                       t.train_end, t.prepared.jobs.size() - t.train_end, t.prepared.nodes, t.prepared.procs_per_node);
   md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")
-                          : fmt::format("\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
-                                        "run on it).\n", c.cluster);
-  md += fmt::format("Priority in the Slurm-model evaluations: the cluster's multifactor weights plus the learned rank "
-                    "as site factor, 0..{} (score_scale).\n", c.score_scale);
+                          : fmt::format(
+                                "\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
+                                "run on it).\n",
+                                c.cluster);
   md += fmt::format(
-      "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
-      "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "
-      "chosen job is the queue head), backfill `{}`. At each decision the "
-      "policy samples a job among the {} oldest waiting ones from the softmax of its scores. Each job costs its {}{}; "
-      "rewards are costs divided by the cost of the reference heuristic `{}` on the same sequence.\n\n",
-      c.sequence_length, sim::to_string(c.backfill), c.visible_queue,
-      c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
-      c.starvation_penalty > 0
-          ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s", c.starvation_penalty,
-                        c.starvation_threshold, c.starvation_threshold)
-          : "",
-      c.reference);
+      "Priority in the Slurm-model evaluations: the cluster's multifactor weights plus the learned rank "
+      "as site factor, 0..{} (score_scale).\n",
+      c.score_scale);
+  if (c.rollouts == Rollouts::kSlurm)
+    md += fmt::format(
+        "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated in "
+        "the Slurm model on each trace's cluster with the jobs' own submit times (shifted to start at 0 on an empty "
+        "cluster), backfill `{}`: the policy's score is the site factor (its rank share, 0..{}) beside the cluster's "
+        "multifactor priority, recomputed every PriorityCalcPeriod and at submit, as site_factor/rlsched does. While "
+        "exploring each job's score carries a Gaussian offset (sd {}) held for the episode, {} episodes per sequence "
+        "(antithetic pairs); an episode's advantage is its return minus the mean of its sequence's episodes. Each job "
+        "costs its {}{}; an episode's cost is divided by the cost of the reference heuristic `{}` on the same "
+        "sequence.\n\n",
+        c.sequence_length, sim::to_string(c.backfill), c.score_scale, c.score_noise, c.rollouts_per_sequence,
+        c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
+        c.starvation_penalty > 0 ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s",
+                                               c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
+                                 : "",
+        c.reference);
+  else
+    md += fmt::format(
+        "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated with "
+        "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "
+        "chosen job is the queue head), backfill `{}`. At each decision the "
+        "policy samples a job among the {} oldest waiting ones from the softmax of its scores. Each job costs its "
+        "{}{}; "
+        "rewards are costs divided by the cost of the reference heuristic `{}` on the same sequence.\n\n",
+        c.sequence_length, sim::to_string(c.backfill), c.visible_queue,
+        c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
+        c.starvation_penalty > 0 ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s",
+                                               c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
+                                 : "",
+        c.reference);
+  const std::string algorithm =
+      c.rollouts == Rollouts::kSlurm
+          ? fmt::format(
+                "PPO with a clipped objective (clip {}) over the recorded (job, scoring call) samples, the "
+                "episode's advantage against its sequence's mean, no value head, Adam (learning rate {}), {} "
+                "episodes per epoch, {} passes of {}-sample minibatches",
+                c.clip, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch)
+          : fmt::format(
+                "PPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
+                "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision "
+                "minibatches, entropy bonus {}",
+                c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch,
+                c.entropy_coef);
   md += fmt::format(
-      "## Training\n\nPPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
-      "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision minibatches, entropy bonus "
-      "{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n",
-      c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch, c.entropy_coef,
+      "## Training\n\n{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n", algorithm,
       c.init_model.empty()
           ? fmt::format("{} passes of behaviour cloning of the teacher `{}`", c.imitation_epochs, info.result.teacher)
           : fmt::format("the policy of `{}`, no imitation ({})", c.init_model, info.result.teacher),
       c.seed, info.result.epochs_run, info.result.seconds,
       info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
   md += fmt::format(
-      "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, same "
-      "simulator and backfill, as in the table below. ",
+      "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, in "
+      "RLScheduler's simulator semantics with the same backfill, as in the table below. ",
       c.validation_sequences, c.sequence_length);
   md += c.select_on_slurm
-            ? fmt::format("The model was selected in the Slurm model over each trace's held-back jobs "
-                          "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
-                          "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
-                          "below).\n\n",
-                          c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
-                          c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
+            ? fmt::format(
+                  "The model was selected in the Slurm model over each trace's held-back jobs "
+                  "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
+                  "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
+                  "below).\n\n",
+                  c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
+                  c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
             : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
   md += "| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) |\n|---|---|---|---|\n";
@@ -168,9 +209,10 @@ std::string protocol_evaluations(const ExportInfo& info) {
       rows += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} | {:.3f} |\n", learned ? "**this model**" : p->name(),
                           r->metrics.avg_bsld, r->metrics.avg_wait, r->metrics.p99_wait, r->metrics.utilization);
     }
-    md += fmt::format("\n### {}\n\n| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) | utilization |\n"
-                      "|---|---|---|---|---|\n{}",
-                      title, rows);
+    md += fmt::format(
+        "\n### {}\n\n| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) | utilization |\n"
+        "|---|---|---|---|---|\n{}",
+        title, rows);
   };
   for (const TraceSplit& t : info.traces) {
     for (sim::Backfill b : {sim::Backfill::kEasy, sim::Backfill::kNone}) {

@@ -1,6 +1,7 @@
 #include "ppo.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace rlsched::train {
@@ -146,8 +147,7 @@ UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, con
 
       const LogProbs lp = nets->log_probs(batch);
       const torch::Tensor ratio = (lp.action - old).exp();
-      const torch::Tensor clipped = ratio.clamp(1.0 - config.clip, 1.0 + config.clip);
-      const torch::Tensor policy_loss = -torch::min(ratio * advantage, clipped * advantage).mean();
+      const torch::Tensor policy_loss = clipped_surrogate(lp.action, old, advantage, torch::ones({N}), config.clip);
       const torch::Tensor value_loss = (nets->values(batch) - target).pow(2).mean();
       const torch::Tensor entropy = lp.entropy.mean();
       const torch::Tensor loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
@@ -174,6 +174,87 @@ UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, con
   stats.entropy /= s;
   stats.approx_kl /= s;
   stats.clip_fraction /= s;
+  return stats;
+}
+
+torch::Tensor clipped_surrogate(const torch::Tensor& logp, const torch::Tensor& old_logp,
+                                const torch::Tensor& advantage, const torch::Tensor& weight, double clip) {
+  const torch::Tensor ratio = (logp - old_logp).exp();
+  const torch::Tensor clipped = ratio.clamp(1.0 - clip, 1.0 + clip);
+  return -(weight * torch::min(ratio * advantage, clipped * advantage)).sum() / weight.sum().clamp_min(1e-12);
+}
+
+torch::Tensor score_log_densities(PolicyNets& nets, const torch::Tensor& rows, const torch::Tensor& played,
+                                  double sigma) {
+  const torch::Tensor z = (played - nets->scores(rows)) / sigma;
+  return -0.5 * z * z - std::log(sigma) - 0.5 * std::log(2.0 * M_PI);
+}
+
+UpdateStats ppo_update_scores(PolicyNets& nets, torch::optim::Optimizer& optimizer,
+                              const std::vector<ScoreEpisode>& episodes, double sigma, const TrainConfig& config,
+                              std::mt19937_64& rng) {
+  struct SampleRef {
+    std::uint32_t episode;
+    std::uint32_t sample;
+  };
+  std::vector<SampleRef> refs;
+  for (std::size_t e = 0; e < episodes.size(); ++e)
+    for (std::size_t i = 0; i < episodes[e].samples(); ++i)
+      refs.push_back(SampleRef{static_cast<std::uint32_t>(e), static_cast<std::uint32_t>(i)});
+  UpdateStats stats;
+  if (refs.empty() || sigma <= 0) return stats;
+  // Episode advantages scaled to unit spread over the epoch (they are already centred per sequence).
+  double sq = 0;
+  for (const ScoreEpisode& e : episodes) sq += e.advantage * e.advantage;
+  const double sd = std::sqrt(sq / static_cast<double>(episodes.size())) + 1e-8;
+
+  constexpr auto kF = static_cast<int64_t>(features::kFeatureCount);
+  std::vector<std::size_t> order(refs.size());
+  std::size_t steps = 0;
+  bool stop = false;
+  for (int pass = 0; pass < config.ppo_iterations && !stop; ++pass) {
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (std::size_t i = 0; i < order.size() && !stop; i += config.minibatch) {
+      const std::size_t n = std::min(config.minibatch, order.size() - i);
+      const auto N = static_cast<int64_t>(n);
+      torch::Tensor rows = torch::empty({N, kF});
+      torch::Tensor played = torch::empty({N}), old = torch::empty({N}), advantage = torch::empty({N}),
+                    weight = torch::empty({N});
+      float* x = rows.data_ptr<float>();
+      for (std::size_t k = 0; k < n; ++k) {
+        const SampleRef ref = refs[order[i + k]];
+        const ScoreEpisode& e = episodes[ref.episode];
+        std::copy_n(e.features.data() + static_cast<std::size_t>(ref.sample) * features::kFeatureCount,
+                    features::kFeatureCount, x + k * features::kFeatureCount);
+        played.data_ptr<float>()[k] = e.played[ref.sample];
+        old.data_ptr<float>()[k] = e.logp[ref.sample];
+        advantage.data_ptr<float>()[k] = static_cast<float>(e.advantage / sd);
+        weight.data_ptr<float>()[k] = e.weight[ref.sample];
+      }
+      const torch::Tensor logp = score_log_densities(nets, rows, played, sigma);
+      const torch::Tensor policy_loss = clipped_surrogate(logp, old, advantage, weight, config.clip);
+      optimizer.zero_grad();
+      policy_loss.backward();
+      torch::nn::utils::clip_grad_norm_(nets->parameters(), config.max_grad_norm);
+      optimizer.step();
+      nets->mask_unused();
+
+      stats.policy_loss += policy_loss.item<double>();
+      const double kl = (old - logp.detach()).mean().item<double>();
+      stats.approx_kl += kl;
+      if (config.target_kl > 0 && kl > 1.5 * config.target_kl) stop = true;
+      const torch::Tensor ratio = (logp.detach() - old).exp();
+      stats.clip_fraction += ((ratio - 1.0).abs() > config.clip).to(torch::kFloat).mean().item<double>();
+      ++steps;
+    }
+  }
+  const double s = static_cast<double>(std::max<std::size_t>(steps, 1));
+  stats.policy_loss /= s;
+  stats.approx_kl /= s;
+  stats.clip_fraction /= s;
+  // The Gaussian's entropy per sample: fixed by sigma.
+  stats.entropy = 0.5 * std::log(2.0 * M_PI * M_E * sigma * sigma);
   return stats;
 }
 

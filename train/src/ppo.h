@@ -6,6 +6,7 @@
 
 #include "networks.h"
 #include "rollout.h"
+#include "slurm_rollout.h"
 
 namespace rlsched::train {
 
@@ -27,6 +28,22 @@ void advantages(const std::vector<Episode>& episodes, const std::vector<float>& 
 /// One PPO update: several passes of clipped-objective minibatch steps over all decisions of `episodes`.
 UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
                        const TrainConfig& config, std::mt19937_64& rng);
+
+/// PPO's clipped surrogate, -mean(weight * min(ratio * A, clip(ratio) * A)) / mean(weight): the one objective both
+/// update steps minimise.
+torch::Tensor clipped_surrogate(const torch::Tensor& logp, const torch::Tensor& old_logp,
+                                const torch::Tensor& advantage, const torch::Tensor& weight, double clip);
+
+/// Log-densities of recorded played scores under the current policy: log N(played; mu(rows), sigma^2).
+torch::Tensor score_log_densities(PolicyNets& nets, const torch::Tensor& rows, const torch::Tensor& played,
+                                  double sigma);
+
+/// One PPO update over Slurm-model episodes (slurm_rollout.h): every sample of an episode gets the episode's
+/// advantage (normalised over the epoch), weighted by its sample weight; several passes of clipped-objective
+/// minibatch steps, stopped early at the target KL. No value head: the baseline is the sequence's mean return.
+UpdateStats ppo_update_scores(PolicyNets& nets, torch::optim::Optimizer& optimizer,
+                              const std::vector<ScoreEpisode>& episodes, double sigma, const TrainConfig& config,
+                              std::mt19937_64& rng);
 
 /// One pass of behaviour cloning: cross-entropy of the policy's softmax against the recorded choices.
 /// \return the mean loss.

@@ -33,13 +33,28 @@ std::string AreaRule::describe() const {
   return fmt::format("-({} ln max(r,10) + {} ln n) + {} ln(1 + w/max(r,10))", a, b, g);
 }
 
-std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) { return std::make_unique<AreaScorer>(rule); }
+std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
+  return std::make_unique<AreaScorer>(rule);
+}
 
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
                        bool backfill, const CostModel& cost, int threads) {
+  return search_teacher(
+      [&](const Scorer& scorer) {
+        double sum = 0;
+        for (std::size_t s = 0; s < sequences.size(); ++s)
+          sum += reference_cost(sequences[s], scorer, backfill, cost) / std::max(reference_costs[s], 1e-9);
+        return sum / static_cast<double>(std::max<std::size_t>(sequences.size(), 1));
+      },
+      threads);
+}
+
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads) {
   std::vector<Teacher> candidates;
   for (const std::string& name : scorer_names()) {
-    if (name == "multifactor") continue;  // needs Slurm's factors, which the training simulator does not produce
+    // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
+    // priority, and ranking it again as the site factor counts it twice.
+    if (name == "multifactor") continue;
     candidates.push_back(Teacher{std::move(make_scorer(name)).value(), name, 0});
   }
   for (double a : {0.5, 1.0, 2.0})
@@ -52,13 +67,8 @@ Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector
   std::vector<std::thread> pool;
   for (std::size_t w = 0; w < workers; ++w)
     pool.emplace_back([&, w] {
-      for (std::size_t i = w; i < candidates.size(); i += workers) {
-        double sum = 0;
-        for (std::size_t s = 0; s < sequences.size(); ++s)
-          sum += reference_cost(sequences[s], *candidates[i].scorer, backfill, cost) /
-                 std::max(reference_costs[s], 1e-9);
-        candidates[i].cost_ratio = sum / static_cast<double>(std::max<std::size_t>(sequences.size(), 1));
-      }
+      for (std::size_t i = w; i < candidates.size(); i += workers)
+        candidates[i].cost_ratio = cost_ratio(*candidates[i].scorer);
     });
   for (std::thread& t : pool) t.join();
   std::size_t best = 0;

@@ -7,6 +7,7 @@
 // member gives PPO a strong starting point; the rule itself never ships, the network does.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,12 @@ struct Teacher {
   double cost_ratio = 0;  ///< mean cost ratio to the reference on the search sequences
 };
 
-/// Evaluates every rule of the family and every built-in heuristic on `sequences` and returns the one with the
-/// lowest mean cost ratio to `reference_costs` (same order as `sequences`).
+/// Evaluates every rule of the family and every built-in heuristic but multifactor with `cost_ratio` (a candidate's
+/// mean cost ratio to the reference on the search sequences, in whichever simulator trains; called from `threads`
+/// threads at once) and returns the lowest.
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads);
+
+/// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
                        bool backfill, const CostModel& cost, int threads);
 

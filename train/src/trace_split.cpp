@@ -8,26 +8,19 @@
 
 namespace rlsched::train {
 
-Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config) {
-  auto workload = io::read_workload(path);
-  if (!workload.ok()) return workload.status();
+namespace {
+
+Result<TraceSplit> split(std::string path, Workload workload, Cluster cluster, const TrainConfig& config) {
   TraceSplit t;
-  if (!config.cluster.empty()) {
-    auto given = io::read_cluster(config.cluster);
-    if (!given.ok()) return given.status();
-    t.cluster = std::make_shared<const Cluster>(std::move(*given));
-  }
-  auto cluster = t.cluster ? Result<Cluster>(*t.cluster) : sim::implied_cluster(*workload);
-  if (!cluster.ok())
-    return Status::InvalidInput(fmt::format("{} (give the cluster it ran on: --slurm-conf)", cluster.status().message()));
-  // The Slurm-model validation runs where the model will serve: multifactor plus its rank at score_scale.
-  cluster->priority.site = config.score_scale;
-  t.cluster = std::make_shared<const Cluster>(*cluster);
-  t.path = path;
-  t.workload = std::move(*workload);
+  // The Slurm model runs where the model will serve: multifactor plus its rank at score_scale.
+  cluster.priority.site = config.score_scale;
+  t.cluster = std::make_shared<const Cluster>(std::move(cluster));
+  t.path = std::move(path);
+  t.workload = std::move(workload);
+  const Cluster* const cluster_ptr = t.cluster.get();
   // One CPU per simulated node: allocation by CPU, as Slurm's cons_tres does, not RLScheduler's whole nodes (which
   // would make a one-CPU job take a 72-CPU node of COARE).
-  auto prepared = sim::prepare_compat_workload(t.workload, cluster->total_cpus(), 1);
+  auto prepared = sim::prepare_compat_workload(t.workload, cluster_ptr->total_cpus(), 1);
   if (!prepared.ok()) return prepared.status();
   t.prepared = std::move(*prepared);
 
@@ -36,15 +29,37 @@ Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& confi
   t.train_end = static_cast<std::size_t>(static_cast<double>(n) * (1.0 - share));
   const std::size_t length = config.sequence_length;
   if (t.train_end < length + 1 || n - t.train_end < length)
-    return Status::InvalidInput(fmt::format(
-        "{}: {} usable jobs are too few for training and validation sequences of {} jobs ({}% held back)", path, n,
-        length, static_cast<int>(share * 100)));
+    return Status::InvalidInput(
+        fmt::format("{}: {} usable jobs are too few for training and validation sequences of {} jobs ({}% held back)",
+                    path, n, length, static_cast<int>(share * 100)));
   // Validation sequences spread evenly over the held-back jobs.
   const std::size_t span = n - length - t.train_end;
   const std::size_t count = std::max<std::size_t>(config.validation_sequences, 1);
   for (std::size_t i = 0; i < count; ++i)
     t.validation_starts.push_back(t.train_end + (count == 1 ? 0 : span * i / (count - 1)));
   return t;
+}
+
+}  // namespace
+
+Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config) {
+  auto workload = io::read_workload(path);
+  if (!workload.ok()) return workload.status();
+  Result<Cluster> cluster = Status::InvalidInput("no cluster");
+  if (!config.cluster.empty()) {
+    cluster = io::read_cluster(config.cluster);
+    if (!cluster.ok()) return cluster.status();
+  } else {
+    cluster = sim::implied_cluster(*workload);
+    if (!cluster.ok())
+      return Status::InvalidInput(
+          fmt::format("{} (give the cluster it ran on: --slurm-conf)", cluster.status().message()));
+  }
+  return split(path, std::move(*workload), std::move(*cluster), config);
+}
+
+Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConfig& config) {
+  return split(workload.label, workload.workload, workload.cluster, config);
 }
 
 Workload held_back_workload(const TraceSplit& t) {

@@ -27,6 +27,9 @@ struct TraceSplit {
 /// training and one validation sequence of config.sequence_length jobs.
 Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config);
 
+/// Splits a workload the caller read (TrainConfig::workloads) as split_trace does, on its own cluster.
+Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConfig& config);
+
 /// The held-back jobs of a split as a workload of their own (for evaluations in the Slurm model).
 Workload held_back_workload(const TraceSplit& t);
 

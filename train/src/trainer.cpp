@@ -17,6 +17,7 @@
 #include "rlsched/io/workload_readers.h"
 #include "rlsched/sim/evaluation.h"
 #include "rollout.h"
+#include "slurm_rollout.h"
 #include "teacher.h"
 #include "trace_split.h"
 
@@ -29,11 +30,24 @@ Result<Objective> parse_objective(const std::string& text) {
   return Status::InvalidInput(fmt::format("unknown objective '{}' (known: bsld, wait, utilization)", text));
 }
 
+Result<Rollouts> parse_rollouts(const std::string& text) {
+  if (text == "slurm") return Rollouts::kSlurm;
+  if (text == "compat") return Rollouts::kCompat;
+  return Status::InvalidInput(fmt::format("unknown rollouts '{}' (known: slurm, compat)", text));
+}
+
+const char* to_string(Rollouts rollouts) {
+  return rollouts == Rollouts::kSlurm ? "slurm" : "compat";
+}
+
 const char* to_string(Objective objective) {
   switch (objective) {
-    case Objective::kBoundedSlowdown: return "bsld";
-    case Objective::kWait: return "wait";
-    case Objective::kUtilization: return "utilization";
+    case Objective::kBoundedSlowdown:
+      return "bsld";
+    case Objective::kWait:
+      return "wait";
+    case Objective::kUtilization:
+      return "utilization";
   }
   return "?";
 }
@@ -89,7 +103,9 @@ class Trainer {
         reference_(std::move(reference)),
         cost_(config),
         backfill_(config.backfill == sim::Backfill::kEasy),
-        threads_(config.threads > 0 ? config.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+        slurm_(config.rollouts == Rollouts::kSlurm),
+        threads_(config.threads > 0 ? config.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         nets_(static_cast<int>(features::kFeatureCount), config.hidden),
         optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
     for (const TraceSplit& t : traces_)
@@ -99,6 +115,7 @@ class Trainer {
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
     });
+    slurm_sim_.backfill = config.backfill;
     if (config_.select_on_slurm) {
       for (const TraceSplit& t : traces_) held_back_.push_back(held_back_workload(t));
       held_back_reference_.resize(held_back_.size());
@@ -137,16 +154,13 @@ class Trainer {
     int stale = 0;
     int epoch = first_epoch;
     for (; epoch < config_.epochs; ++epoch) {
-      const std::vector<Episode> episodes = rollouts(epoch);
-      double ratio = 0;
-      for (const Episode& e : episodes) ratio += e.cost_ratio();
-      p.train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
       // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
       const double progress_share = static_cast<double>(epoch) / std::max(config_.epochs, 1);
       for (auto& group : optimizer_.param_groups())
-        static_cast<torch::optim::AdamOptions&>(group.options()).lr(config_.learning_rate * (1.0 - 0.9 * progress_share));
-      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
-      const UpdateStats stats = ppo_update(nets_, optimizer_, episodes, config_, rng);
+        static_cast<torch::optim::AdamOptions&>(group.options())
+            .lr(config_.learning_rate * (1.0 - 0.9 * progress_share));
+      const UpdateStats stats =
+          slurm_ ? slurm_epoch(epoch, p.train_cost_ratio) : compat_epoch(epoch, p.train_cost_ratio);
       p.entropy = stats.entropy;
       p.approx_kl = stats.approx_kl;
       p.value_loss = stats.value_loss;
@@ -215,7 +229,6 @@ class Trainer {
     if (specs.size() != 1 && specs.size() != traces_.size())
       return Status::InvalidInput(fmt::format("--teacher '{}': give one teacher, or one per trace ({} traces)",
                                               config_.teacher, traces_.size()));
-    constexpr std::size_t kSearchSequences = 24;
     std::vector<std::unique_ptr<Scorer>> out;
     teacher_.clear();
     for (std::size_t t = 0; t < traces_.size(); ++t) {
@@ -228,20 +241,49 @@ class Trainer {
         out.push_back(std::move(scorer).value());
         continue;
       }
-      std::vector<Sequence> sequences;
-      for (std::size_t i = 0; i < kSearchSequences; ++i) {
-        std::mt19937_64 rng = stream(config_.seed, ~1ull - t, i);
-        sequences.push_back(sample_in(traces_[t], rng));
-      }
-      std::vector<double> costs(sequences.size());
-      parallel_for(sequences.size(), threads_,
-                   [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
-      Teacher best = search_teacher(sequences, costs, backfill_, cost_, threads_);
-      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {} training sequences)", t ? "; " : "", trace,
-                              best.description, best.cost_ratio, config_.reference, kSearchSequences);
+      Teacher best = slurm_ ? search_slurm_teacher(t) : search_compat_teacher(t);
+      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
+                              best.cost_ratio, config_.reference,
+                              slurm_ ? fmt::format("{} training sequences in the Slurm model", kSlurmSearchSequences)
+                                     : fmt::format("{} training sequences", kSearchSequences));
       out.push_back(std::move(best.scorer));
     }
     return out;
+  }
+
+  static constexpr std::size_t kSearchSequences = 24;
+  static constexpr std::size_t kSlurmSearchSequences = 8;  ///< each run costs more in the Slurm model
+
+  Teacher search_compat_teacher(std::size_t t) {
+    std::vector<Sequence> sequences;
+    for (std::size_t i = 0; i < kSearchSequences; ++i) {
+      std::mt19937_64 rng = stream(config_.seed, ~1ull - t, i);
+      sequences.push_back(sample_in(traces_[t], rng));
+    }
+    std::vector<double> costs(sequences.size());
+    parallel_for(sequences.size(), threads_,
+                 [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
+    return search_teacher(sequences, costs, backfill_, cost_, threads_);
+  }
+
+  /// The search in the Slurm model: fewer sequences (each run costs more there), the same family.
+  Teacher search_slurm_teacher(std::size_t t) {
+    std::vector<SlurmSequence> sequences;
+    for (std::size_t i = 0; i < kSlurmSearchSequences; ++i) {
+      std::mt19937_64 rng = stream(config_.seed, ~1ull - t, i);
+      sequences.push_back(slurm_start_in(traces_[t], rng));
+    }
+    std::vector<double> costs(sequences.size());
+    parallel_for(sequences.size(), threads_,
+                 [&](std::size_t i) { costs[i] = slurm_reference_cost(sequences[i], *reference_, slurm_sim_, cost_); });
+    return search_teacher(
+        [&](const Scorer& scorer) {
+          double sum = 0;
+          for (std::size_t i = 0; i < sequences.size(); ++i)
+            sum += slurm_reference_cost(sequences[i], scorer, slurm_sim_, cost_) / std::max(costs[i], 1e-9);
+          return sum / static_cast<double>(sequences.size());
+        },
+        threads_);
   }
 
   /// Behaviour cloning of the teachers: the policy starts where the best rule of thumb of each trace is.
@@ -250,11 +292,25 @@ class Trainer {
     if (!teacher_scorers.ok()) return teacher_scorers.status();
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
-    parallel_for(n, threads_, [&](std::size_t i) {
-      std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
-      const std::size_t t = i % traces_.size();
-      demos[i] = run_imitation(sample_in(traces_[t], rng), *(*teacher_scorers)[t], backfill_, config_.visible_queue);
-    });
+    auto demonstrate = [&](bool in_slurm) {
+      parallel_for(n, threads_, [&](std::size_t i) {
+        std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
+        const std::size_t t = i % traces_.size();
+        demos[i] = in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *(*teacher_scorers)[t], slurm_sim_,
+                                                  config_.visible_queue, rng)
+                            : run_imitation(sample_in(traces_[t], rng), *(*teacher_scorers)[t], backfill_,
+                                            config_.visible_queue);
+      });
+    };
+    demonstrate(slurm_);
+    // A quiet workload (jobs that end between two decay ticks, e.g. a short sacct dump) gives the Slurm model no
+    // tick with two pending jobs to imitate: the compat simulator, which decides at every start, still has choices.
+    bool any_choice = false;
+    for (const Episode& e : demos) any_choice = any_choice || !e.decisions.empty();
+    if (slurm_ && !any_choice) {
+      demonstrate(false);
+      teacher_ += " (imitated in the compat simulator: no decay tick of the Slurm model saw two pending jobs)";
+    }
     const auto [mean, std] = feature_statistics(demos);
     nets_->set_normalisation(mean, std);
     // A feature the training data never varies (a Slurm factor the training simulator does not produce, the
@@ -291,6 +347,63 @@ class Trainer {
                     config_.sequence_length};
   }
 
+  /// A window of trace t's training jobs for the Slurm model: the same draw as start_in, so a window starts where a
+  /// compat sequence would.
+  SlurmSequence slurm_start_in(const TraceSplit& t, std::mt19937_64& rng) const {
+    std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
+    const Sequence s = start_in(t, rng);
+    return SlurmSequence{&t, s.first, s.length};
+  }
+
+  /// One epoch in the Slurm model: episodes_per_epoch / k sequences, k episodes on each (antithetic pairs of
+  /// per-job offsets), each episode's advantage its return minus the sequence's mean return; then the update.
+  UpdateStats slurm_epoch(int epoch, double& train_cost_ratio) {
+    const PlainMlp plain = nets_->to_plain();
+    const std::size_t k = std::max<std::size_t>(config_.rollouts_per_sequence, 2);
+    const std::size_t count = std::max<std::size_t>(config_.episodes_per_epoch / k, 1);
+    std::vector<SlurmSequence> sequences(count);
+    for (std::size_t s = 0; s < count; ++s) {
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), s);
+      const TraceSplit& t = traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)];
+      sequences[s] = slurm_start_in(t, rng);
+    }
+    std::vector<double> references(count);
+    parallel_for(count, threads_, [&](std::size_t s) {
+      references[s] = slurm_reference_cost(sequences[s], *reference_, slurm_sim_, cost_);
+    });
+    std::vector<ScoreEpisode> episodes(count * k);
+    parallel_for(episodes.size(), threads_, [&](std::size_t i) {
+      const std::size_t s = i / k, r = i % k;
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), (1ull << 32) + i);
+      Exploration x;
+      x.sigma = config_.score_noise;
+      x.key = stream(config_.seed, static_cast<std::uint64_t>(epoch), (2ull << 32) + s * k + r / 2)();
+      x.sign = r % 2 == 0 ? 1.0 : -1.0;
+      x.record = x.sigma > 0;
+      episodes[i] = run_slurm_policy(sequences[s], plain, x, slurm_sim_, cost_, references[s], rng);
+    });
+    double sum = 0;
+    for (std::size_t s = 0; s < count; ++s) {
+      double mean = 0;
+      for (std::size_t r = 0; r < k; ++r) mean += episodes[s * k + r].cost_ratio();
+      mean /= static_cast<double>(k);
+      for (std::size_t r = 0; r < k; ++r) episodes[s * k + r].advantage = -(episodes[s * k + r].cost_ratio() - mean);
+      sum += mean;
+    }
+    train_cost_ratio = sum / static_cast<double>(count);
+    std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
+    return ppo_update_scores(nets_, optimizer_, episodes, config_.score_noise, config_, rng);
+  }
+
+  UpdateStats compat_epoch(int epoch, double& train_cost_ratio) {
+    const std::vector<Episode> episodes = rollouts(epoch);
+    double ratio = 0;
+    for (const Episode& e : episodes) ratio += e.cost_ratio();
+    train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
+    std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
+    return ppo_update(nets_, optimizer_, episodes, config_, rng);
+  }
+
   std::vector<Episode> rollouts(int epoch) {
     const PlainMlp plain = nets_->to_plain();
     std::vector<Episode> episodes(config_.episodes_per_epoch);
@@ -311,9 +424,12 @@ class Trainer {
     auto r = sim::evaluate_policy(workload, cluster, scorer, options);
     if (!r.ok()) return 1.0;  // too few jobs to evaluate: a neutral ratio
     switch (config_.objective) {
-      case Objective::kWait: return std::max(r->metrics.avg_wait, 1e-9);
-      case Objective::kUtilization: return 1.0 / std::max(r->metrics.utilization, 1e-9);
-      default: return std::max(r->metrics.avg_bsld, 1e-9);
+      case Objective::kWait:
+        return std::max(r->metrics.avg_wait, 1e-9);
+      case Objective::kUtilization:
+        return 1.0 / std::max(r->metrics.utilization, 1e-9);
+      default:
+        return std::max(r->metrics.avg_bsld, 1e-9);
     }
   }
 
@@ -333,8 +449,8 @@ class Trainer {
     std::vector<double> ratio(validation_.size());
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
       std::mt19937_64 unused(0);
-      const Episode e = run_policy(validation_[i], plain, backfill_, /*greedy=*/true, 0, cost_,
-                                   validation_reference_[i], unused);
+      const Episode e =
+          run_policy(validation_[i], plain, backfill_, /*greedy=*/true, 0, cost_, validation_reference_[i], unused);
       ratio[i] = e.cost_ratio();
     });
     double sum = 0;
@@ -346,7 +462,8 @@ class Trainer {
   std::vector<ValidationRow> validation_table() {
     std::vector<ValidationRow> rows;
     const PlainMlp plain = nets_->to_plain();
-    auto measure = [&](const std::string& name, const std::function<std::vector<sim::JobOutcome>(const Sequence&)>& run) {
+    auto measure = [&](const std::string& name,
+                       const std::function<std::vector<sim::JobOutcome>(const Sequence&)>& run) {
       ValidationRow row;
       row.policy = name;
       std::vector<double> waits;
@@ -440,7 +557,8 @@ class Trainer {
       initial_cost_ = t.item<double>();
       return Status::Ok();
     } catch (const std::exception& e) {
-      return Status::InvalidInput(fmt::format("{}: not a checkpoint of this trainer configuration: {}", path, e.what()));
+      return Status::InvalidInput(
+          fmt::format("{}: not a checkpoint of this trainer configuration: {}", path, e.what()));
     }
   }
 
@@ -450,6 +568,8 @@ class Trainer {
   std::unique_ptr<Scorer> reference_;
   const CostModel cost_;
   const bool backfill_;
+  const bool slurm_;          ///< episodes run in the Slurm model (Rollouts::kSlurm)
+  sim::SimConfig slurm_sim_;  ///< how: the configured backfill, on each trace's cluster
   const int threads_;
   PolicyNets nets_;
   torch::optim::Adam optimizer_;
@@ -465,7 +585,7 @@ class Trainer {
 }  // namespace
 
 Result<TrainResult> train_policy(const TrainConfig& config, const std::function<void(const TrainProgress&)>& progress) {
-  if (config.traces.empty()) return Status::InvalidInput("no training traces given");
+  if (config.traces.empty() && config.workloads.empty()) return Status::InvalidInput("no training traces given");
   if (config.sequence_length < 2) return Status::InvalidInput("sequence length must be at least 2 jobs");
   if (config.episodes_per_epoch == 0) return Status::InvalidInput("episodes per epoch must be at least 1");
   if (config.hidden.empty()) return Status::InvalidInput("the policy needs at least one hidden layer");
@@ -479,9 +599,20 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   }
   auto reference = make_scorer(config.reference);
   if (!reference.ok()) return reference.status();
+  if (config.rollouts == Rollouts::kSlurm) {
+    if (config.rollouts_per_sequence < 2)
+      return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");
+    if (!(config.score_noise > 0)) return Status::InvalidInput("Slurm-model rollouts need a score noise > 0");
+    run_config.select_on_slurm = true;  // the model is judged where it trains: the Slurm model's held-back jobs
+  }
   std::vector<TraceSplit> traces;
   for (const std::string& path : config.traces) {
     auto split = split_trace(path, config);
+    if (!split.ok()) return split.status();
+    traces.push_back(std::move(*split));
+  }
+  for (const TrainWorkload& workload : config.workloads) {
+    auto split = split_workload(workload, config);
     if (!split.ok()) return split.status();
     traces.push_back(std::move(*split));
   }

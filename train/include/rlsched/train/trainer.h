@@ -1,12 +1,17 @@
-// `rlsched train`: proximal policy optimisation (clipped objective, GAE, value head) of a job-ranking policy, with
-// rollouts in the simulator over job sequences sampled from one or more traces.
+// `rlsched train`: proximal policy optimisation (clipped objective) of a job-ranking policy, with rollouts over job
+// sequences sampled from one or more workloads, in one of two simulators (TrainConfig::rollouts):
 //
-// The policy scores every visible pending job with a small MLP over feature schema v1; at each scheduling decision
-// (the queue head, RLScheduler's formulation) it picks a job from the softmax of those scores while training and
-// the highest-scoring one when deployed, where the same scores become Slurm's site factor. Rewards are dense: each
-// decision is charged the cost of the jobs that start under it (their bounded slowdown by default), divided by the
-// cost a reference heuristic reaches on the same sequence, so one episode's return is -(policy cost / heuristic
-// cost) whatever the trace.
+//  - kSlurm (default): the Slurm model (sim::simulate) on each workload's own cluster, where the deployed policy
+//    acts: its score becomes the site factor at score_scale beside multifactor, recomputed every decay tick and at
+//    submit, with partitions, typed accelerators, QOS and backfill. Exploration perturbs the scores; see
+//    slurm_rollout.h for the design (per-job Gaussian noise held for the episode, antithetic pairs, an episode-level
+//    advantage against the other episodes of the same sequence).
+//  - kCompat: RLScheduler's simulator semantics (the paper protocol): one pool of CPUs, the policy picks each queue
+//    head from the softmax of its scores while training and the highest-scoring one when deployed; rewards are
+//    dense (each decision is charged the cost of the jobs that start under it), with GAE and a value head.
+//
+// Either way an episode's return is -(policy cost / reference heuristic's cost on the same sequence), whatever the
+// trace.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +33,34 @@ enum class Objective {
 Result<Objective> parse_objective(const std::string& text);
 const char* to_string(Objective objective);
 
+/// Where PPO's episodes run.
+enum class Rollouts {
+  kSlurm,   ///< the Slurm model on each workload's cluster, the policy's score as site factor (slurm_rollout.h)
+  kCompat,  ///< RLScheduler's simulator semantics, the policy picks the queue head (the paper protocol)
+};
+
+Result<Rollouts> parse_rollouts(const std::string& text);
+const char* to_string(Rollouts rollouts);
+
+/// A workload already read and prepared by the caller (the CLI loads it as `rlsched evaluate` does: SWF, sacct,
+/// Alibaba, Gavel folders, with the plugin configuration applied), and the cluster it runs on.
+struct TrainWorkload {
+  std::string label;  ///< where it came from (a path), for the card
+  Workload workload;
+  Cluster cluster;  ///< its priority.site is replaced by TrainConfig::score_scale
+};
+
 struct TrainConfig {
   std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each is split into training and validation jobs
+  /// Workloads prepared by the caller, trained on after `traces` (which are read here with `cluster`).
+  std::vector<TrainWorkload> workloads;
+  Rollouts rollouts = Rollouts::kSlurm;
+  /// kSlurm: standard deviation of the Gaussian noise added to each job's score while exploring (in the score's
+  /// units; the policy's scores after imitation spread over a few units). Deployment adds none.
+  double score_noise = 0.5;
+  /// kSlurm: episodes run on each sampled sequence (even: antithetic pairs, see slurm_rollout.h); the epoch runs
+  /// episodes_per_epoch / this many sequences.
+  std::size_t rollouts_per_sequence = 4;
   /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
   /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
   std::string cluster;
@@ -37,7 +68,7 @@ struct TrainConfig {
   /// serve under (site_factor/rlsched writes the rank share times it).
   std::uint32_t score_scale = 10000;
   sim::Backfill backfill = sim::Backfill::kEasy;
-  std::size_t sequence_length = 256;     ///< jobs per training episode
+  std::size_t sequence_length = 256;  ///< jobs per training episode
   std::size_t episodes_per_epoch = 32;
   int epochs = 100;
   double validation_share = 0.2;         ///< the last share of each trace's jobs is never trained on
@@ -46,42 +77,44 @@ struct TrainConfig {
   /// Starvation penalty: each job's cost grows by penalty * max(0, wait - threshold) / threshold.
   double starvation_penalty = 0;
   Seconds starvation_threshold = 86400;
-  std::string reference = "f1";          ///< heuristic whose cost normalises rewards
+  std::string reference = "f1";  ///< heuristic whose cost normalises rewards
   /// Where validation (model selection, early stopping) runs: false = the training simulator on the held-back
   /// sequences; true = the Slurm model over each trace's held-back jobs, on the objective's metric (average bounded
-  /// slowdown or wait) relative to the reference's.
+  /// slowdown or wait) relative to the reference's. Always true with Rollouts::kSlurm.
   bool select_on_slurm = false;
   /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
   /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
-  int imitation_epochs = 30;             ///< behaviour-cloning passes before PPO; 0 = start at random
+  int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
   std::vector<int> hidden{32, 32};
-  double learning_rate = 3e-3;             ///< at the start; decays linearly to a tenth by the last epoch
+  /// At the start; decays linearly to a tenth by the last epoch. `rlsched train --rollouts slurm` defaults to 3e-4
+  /// (and minibatch 2048): a Gaussian score's log-density is far more sensitive to a step than the softmax's.
+  double learning_rate = 3e-3;
   double clip = 0.2;
   double gamma = 1.0;
   double gae_lambda = 0.95;
-  double target_kl = 0.02;               ///< stop an update's passes once the policy moved this far (0: never)
+  double target_kl = 0.02;  ///< stop an update's passes once the policy moved this far (0: never)
   int ppo_iterations = 4;
-  std::size_t minibatch = 256;           ///< decisions per gradient step
+  std::size_t minibatch = 256;  ///< decisions (kCompat) or samples (kSlurm) per gradient step
   double entropy_coef = 0.001;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
-  std::size_t visible_queue = 256;       ///< jobs (oldest first) a training decision chooses among
+  std::size_t visible_queue = 256;  ///< jobs (oldest first) a training decision chooses among
   std::uint64_t seed = 1;
-  int threads = 0;                       ///< rollout threads; 0 = all cores
-  int eval_every = 2;                    ///< epochs between validations
-  int patience = 10;                     ///< validations without improvement before stopping early
-  double time_budget_seconds = 0;        ///< stop after this long (0 = no limit)
-  int stop_after = 0;                    ///< run at most this many epochs in this invocation (0 = to the end); with
-                                         ///< a checkpoint, training can go on later with resume
-  std::string checkpoint;                ///< path written every eval; empty = none
-  std::string resume;                    ///< checkpoint to continue from
-  std::string output;                    ///< model file (TorchScript)
-  std::string model_card;                ///< Markdown card; empty = output with .md
-  std::string command_line;              ///< how this run was started, for the card's "reproduce" section
+  int threads = 0;                 ///< rollout threads; 0 = all cores
+  int eval_every = 2;              ///< epochs between validations
+  int patience = 10;               ///< validations without improvement before stopping early
+  double time_budget_seconds = 0;  ///< stop after this long (0 = no limit)
+  int stop_after = 0;              ///< run at most this many epochs in this invocation (0 = to the end); with
+                                   ///< a checkpoint, training can go on later with resume
+  std::string checkpoint;          ///< path written every eval; empty = none
+  std::string resume;              ///< checkpoint to continue from
+  std::string output;              ///< model file (TorchScript)
+  std::string model_card;          ///< Markdown card; empty = output with .md
+  std::string command_line;        ///< how this run was started, for the card's "reproduce" section
 };
 
 /// Progress of a run, reported after every epoch.
@@ -92,8 +125,8 @@ struct TrainProgress {
   double train_cost_ratio = 0;        ///< this epoch's episodes: policy cost / reference cost (lower is better)
   double validation_cost_ratio = -1;  ///< latest validation (greedy), -1 before the first
   double best_validation = -1;
-  double entropy = 0;        ///< mean policy entropy over the epoch's decisions (nats)
-  double approx_kl = 0;      ///< how far the update moved the policy
+  double entropy = 0;    ///< mean policy entropy over the epoch's decisions (nats)
+  double approx_kl = 0;  ///< how far the update moved the policy
   double value_loss = 0;
 };
 
@@ -103,7 +136,7 @@ struct TrainResult {
   double seconds = 0;
   double best_validation_cost_ratio = 0;  ///< greedy policy cost / reference cost on the validation sequences
   double initial_validation_cost_ratio = 0;
-  std::string teacher;                    ///< what was imitated, and its cost ratio on the training part
+  std::string teacher;  ///< what was imitated, and its cost ratio on the training part
   std::string model_path;
 };
 
