@@ -1048,3 +1048,33 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "--rollouts"));
 }
+
+// One --cluster per --trace: a CPU trace on the machine its header gives and a GPU dump on its own cluster, trained
+// together; a count that pairs with neither one nor every trace is refused before anything is read.
+TEST_CASE("train takes one cluster per trace, in --trace order") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), model = dir.file("mixed.pt");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "1", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
+  const Run run = run_cli({"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster", "implied",
+                           "--cluster", gpu + ".cluster.yaml", "--epochs", "1", "--sequence-length", "64",
+                           "--validation-sequences", "2", "--output", model});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string card = slurp(dir.file("mixed.md"));
+  CHECK(contains(card, "Cluster: `implied for " + cpu + ".swf; " + gpu + ".cluster.yaml for " + gpu + ".sacct`"));
+  // The GPU dump's machine is its cluster file's (gpu nodes), not one implied from its largest job.
+  CHECK(contains(card, "| " + gpu + ".sacct | 600 |"));
+
+  const Run three = run_cli({"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster", "implied",
+                             "--cluster", gpu + ".cluster.yaml", "--cluster", "implied", "--output", model});
+  CHECK(three.exit_code == 1);
+  CHECK(contains(three.err, "--cluster is given 3 times for 2 traces"));
+  // Without a cluster the GPU dump has none to run on.
+  const Run none = run_cli({"train", "--trace", gpu + ".sacct", "--epochs", "1", "--output", model});
+  CHECK(none.exit_code == 1);
+  // Too few jobs: the message names the trace.
+  const Run few = run_cli({"train", "--trace", cpu + ".swf", "--epochs", "1", "--output", model});
+  CHECK(few.exit_code == 1);
+  CHECK(contains(few.err, cpu + ".swf: 600 usable jobs are too few"));
+}

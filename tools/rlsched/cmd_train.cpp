@@ -1,4 +1,5 @@
 // `rlsched train`: PPO training of a ranking policy in the simulator; writes a TorchScript model and its card.
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct TrainOptions {
   std::string backfill = "easy";
   std::string objective = "bsld";
   std::string rollouts = "slurm";
+  /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
+  /// ("implied" for a trace whose own header says its machine).
+  std::vector<std::string> clusters;
   double time_budget_minutes = 0;
   std::string command_line;
 };
@@ -46,10 +50,30 @@ int run_train(TrainOptions& options) {
   config.rollouts = *rollouts;
   // The workloads as `rlsched evaluate` reads them (SWF, sacct, Alibaba, Gavel folders; the cluster given or implied;
   // the plugin configuration applied), so that the trainer trains on what evaluate judges and parses nothing itself.
-  for (const std::string& path : config.traces) {
+  const std::vector<std::string>& clusters = options.clusters;
+  if (clusters.size() > 1 && clusters.size() != config.traces.size())
+    return fail(Status::InvalidInput(fmt::format(
+        "--cluster is given {} times for {} traces: give one for all, or one per --trace in the same order "
+        "('implied' for a trace whose header says its machine)",
+        clusters.size(), config.traces.size())));
+  auto cluster_of = [&](std::size_t i) -> std::string {
+    const std::string& c = clusters.size() == 1 ? clusters.front() : clusters.size() > 1 ? clusters[i] : "";
+    return c == "implied" ? "" : c;
+  };
+  for (const std::string& c : clusters)
+    if (c != "implied" && !std::filesystem::is_regular_file(c))
+      return fail(Status::InvalidInput(fmt::format("--cluster {}: no such file", c)));
+  if (clusters.size() == 1) config.cluster = cluster_of(0);
+  if (clusters.size() > 1) {
+    config.cluster.clear();
+    for (std::size_t i = 0; i < clusters.size(); ++i)
+      config.cluster += fmt::format("{}{} for {}", i ? "; " : "", clusters[i], config.traces[i]);
+  }
+  for (std::size_t i = 0; i < config.traces.size(); ++i) {
+    const std::string& path = config.traces[i];
     RunOptions run;
     run.trace = path;
-    run.cluster = config.cluster;
+    run.cluster = cluster_of(i);
     run.config = options.plugin_config;
     auto inputs = load_inputs(run);
     if (!inputs.ok()) return fail(inputs.status());
@@ -92,11 +116,11 @@ CommandRunner setup_train(CLI::App& app) {
                                "A sacct --parsable2 dump of your cluster to train on (docs/sacct.md); same as --trace")
                     ->type_name("DUMP")
                     ->check(CLI::ExistingFile);
-  app.add_option("--slurm-conf,--cluster", c.cluster,
+  app.add_option("--slurm-conf,--cluster", options->clusters,
                  "The cluster the traces ran on: slurm.conf (gres.conf beside it is read too) or cluster YAML; "
-                 "needed for dumps with accelerator jobs")
-      ->type_name("FILE")
-      ->check(CLI::ExistingFile);
+                 "needed for dumps with accelerator jobs. Once for every trace, or once per --trace in the same "
+                 "order ('implied': the machine the trace's own header gives)")
+      ->type_name("FILE");
   app.add_option("--config", options->plugin_config,
                  "The rlsched.yaml the model will serve under, applied as evaluate applies it: its score_scale "
                  "weighs the learned rank beside the cluster's multifactor weights in the Slurm-model rollouts and "

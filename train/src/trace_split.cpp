@@ -31,7 +31,7 @@ Result<TraceSplit> split(std::string path, Workload workload, Cluster cluster, c
   if (t.train_end < length + 1 || n - t.train_end < length)
     return Status::InvalidInput(
         fmt::format("{}: {} usable jobs are too few for training and validation sequences of {} jobs ({}% held back)",
-                    path, n, length, static_cast<int>(share * 100)));
+                    t.path, n, length, static_cast<int>(share * 100)));
   // Validation sequences spread evenly over the held-back jobs.
   const std::size_t span = n - length - t.train_end;
   const std::size_t count = std::max<std::size_t>(config.validation_sequences, 1);
