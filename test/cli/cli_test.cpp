@@ -1078,3 +1078,39 @@ TEST_CASE("train takes one cluster per trace, in --trace order") {
   CHECK(few.exit_code == 1);
   CHECK(contains(few.err, cpu + ".swf: 600 usable jobs are too few"));
 }
+
+// The model card's learning curve: one CSV row per epoch run, drawn as a PNG beside the card and shown in it.
+TEST_CASE("train writes its learning curve beside the model card, as CSV and PNG") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), model = dir.file("curve.pt");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "3", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  const Run run = run_cli({"train", "--trace", cpu + ".swf", "--epochs", "3", "--patience", "0", "--sequence-length",
+                           "64", "--validation-sequences", "2", "--output", model});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(contains(run.out, "learning curve: " + dir.file("curve.curve.png")));
+  std::istringstream csv(slurp(dir.file("curve.curve.csv")));
+  std::string line;
+  REQUIRE(std::getline(csv, line));
+  CHECK(line == "epoch,seconds,train_cost_ratio,validation_cost_ratio,best_validation_cost_ratio");
+  int rows = 0;
+  double best_before = 1e300;
+  while (std::getline(csv, line)) {
+    ++rows;
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    REQUIRE(fields.size() == 5);
+    CHECK(std::stoi(fields[0]) == rows);  // epochs 1, 2, 3 in order
+    const double best = std::stod(fields[4]);
+    CHECK(best <= best_before);  // the best validation never rises
+    best_before = best;
+  }
+  CHECK(rows == 3);
+  const std::string png = slurp(dir.file("curve.curve.png"));
+  REQUIRE(png.size() > 8);
+  CHECK(png.substr(1, 3) == "PNG");
+  const std::string card = slurp(dir.file("curve.md"));
+  CHECK(contains(card, "## Learning curve"));
+  CHECK(contains(card, "![learning curve](curve.curve.png)"));
+}

@@ -12,6 +12,10 @@ results[n]); writes PNG figures with matplotlib (Debian's python3-matplotlib):
                         (the cluster's draw in kW for a cluster without accelerators) over time, per run, from
                         results[n].energy.series
 Usage: plot_report.py DIR
+
+Also draws the learning curve of `rlsched train` (the CSV written beside the model card: epoch, seconds,
+train_cost_ratio, validation_cost_ratio, best_validation_cost_ratio) as a PNG:
+Usage: plot_report.py --learning-curve CSV PNG
 """
 
 from __future__ import annotations
@@ -202,7 +206,32 @@ td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}} img{{max-width:1
 """
 
 
+def learning_curve(csv_path: Path, png: Path) -> None:
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    epochs = [int(r["epoch"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    ax.plot(epochs, [float(r["train_cost_ratio"]) for r in rows], label="training episodes (exploring)", alpha=0.6)
+    validated = [(e, float(r["validation_cost_ratio"])) for e, r in zip(epochs, rows)
+                 if float(r["validation_cost_ratio"]) >= 0]
+    if validated:
+        ax.plot([e for e, _ in validated], [v for _, v in validated], marker=".", label="validation (greedy)")
+    ax.plot(epochs, [float(r["best_validation_cost_ratio"]) for r in rows], linestyle="--", label="best validation")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("policy cost / reference cost (lower is better)")
+    ax.set_title("learning curve")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[1] == "--learning-curve":
+        learning_curve(Path(argv[2]), Path(argv[3]))
+        return 0
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "evaluation_report.h"
 #include "inputs.h"
 #include "progress.h"
 #include "rlsched/sim/evaluation.h"
@@ -98,6 +99,15 @@ int run_train(TrainOptions& options) {
              config.reference, result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
   fmt::print("teacher: {}\n", result->teacher);
   fmt::print("model: {}\n", result->model_path);
+  if (!result->curve_csv.empty()) {
+    // The card shows the curve as a PNG beside it; the model and the card stand without it (the CSV has it all).
+    const std::string png = result->curve_csv.substr(0, result->curve_csv.size() - 4) + ".png";
+    if (Status drawn = draw_learning_curve(result->curve_csv, png); drawn.ok())
+      fmt::print("learning curve: {}\n", png);
+    else
+      fmt::print(stderr, "rlsched: warning: the learning curve was not drawn: {} (its figures: {})\n",
+                 drawn.message(), result->curve_csv);
+  }
   return kExitOk;
 }
 

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,8 +30,9 @@ std::string report_script() {
 
 namespace {
 
-Status run_plot_script(const std::string& script, const std::string& dir) {
-  const std::string log = dir + "/plot_report.log";
+/// Runs the plot script with `args`, its output into `log`; `what` names the job in the error.
+Status run_plot_script(const std::string& script, std::vector<std::string> args, const std::string& log,
+                       const std::string& what) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -40,9 +43,11 @@ Status run_plot_script(const std::string& script, const std::string& dir) {
     python = env;
   else if (::access("/usr/bin/python3", X_OK) == 0)
     python = "/usr/bin/python3";
-  char* argv[] = {python.data(), const_cast<char*>(script.c_str()), const_cast<char*>(dir.c_str()), nullptr};
+  std::vector<char*> argv = {python.data(), const_cast<char*>(script.c_str())};
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv, environ);
+  const int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return Status::IoError(fmt::format("cannot run {} {}: {}", python, script, std::strerror(rc)));
   int status = 0;
@@ -50,9 +55,9 @@ Status run_plot_script(const std::string& script, const std::string& dir) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return Status::IoError(
-        fmt::format("{} failed drawing the report in {} (exit {}); its output is in {} "
+        fmt::format("{} failed drawing {} (exit {}); its output is in {} "
                     "(it needs python3-matplotlib: scripts/setup)",
-                    script, dir, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log));
+                    script, what, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log));
   return Status::Ok();
 }
 
@@ -70,7 +75,11 @@ Status write_evaluation_report(const std::string& dir, const nlohmann::ordered_j
         write_outcomes_csv(fmt::format("{}/outcomes-{}.csv", dir, i), jobs, results[i].outcomes, cluster, energy);
     if (!st.ok()) return st;
   }
-  return run_plot_script(report_script(), dir);
+  return run_plot_script(report_script(), {dir}, dir + "/plot_report.log", "the report in " + dir);
+}
+
+Status draw_learning_curve(const std::string& csv, const std::string& png) {
+  return run_plot_script(report_script(), {"--learning-curve", csv, png}, png + ".log", png);
 }
 
 }  // namespace rlsched::cli

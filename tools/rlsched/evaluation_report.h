@@ -20,6 +20,9 @@ namespace rlsched::cli {
 Status write_evaluation_report(const std::string& dir, const nlohmann::ordered_json& doc, const std::vector<Job>& jobs,
                                const std::vector<sim::PolicyResult>& results, const Cluster& cluster);
 
+/// Draws `rlsched train`'s learning curve (the CSV beside the model card) as `png` with the same script.
+Status draw_learning_curve(const std::string& csv, const std::string& png);
+
 /// The plot script: RLSCHED_REPORT_SCRIPT from the environment, else the installed one, else the source tree's.
 std::string report_script();
 

@@ -1,5 +1,6 @@
 #include "export.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -99,6 +100,42 @@ std::string card_path(const TrainConfig& c) {
   return (dot == std::string::npos || out.find('/', dot) != std::string::npos ? out : out.substr(0, dot)) + ".md";
 }
 
+std::string card_stem(const TrainConfig& c) {
+  const std::string path = card_path(c);
+  return path.size() > 3 && path.compare(path.size() - 3, 3, ".md") == 0 ? path.substr(0, path.size() - 3) : path;
+}
+
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+/// epoch, seconds, training episodes' cost ratio, validation cost ratio (the latest, -1 before the first), best.
+Status write_curve(const std::string& path, const std::vector<TrainProgress>& curve) {
+  std::ofstream out(path);
+  out << "epoch,seconds,train_cost_ratio,validation_cost_ratio,best_validation_cost_ratio\n";
+  for (const TrainProgress& p : curve)
+    out << fmt::format("{},{:.2f},{:.6f},{:.6f},{:.6f}\n", p.epoch, p.elapsed_seconds, p.train_cost_ratio,
+                       p.validation_cost_ratio, p.best_validation);
+  if (!out) return Status::IoError(fmt::format("{}: cannot write the learning curve", path));
+  return Status::Ok();
+}
+
+/// The card's learning-curve section: the figure, and the curve at about ten epochs so the card reads without it.
+std::string curve_section(const TrainConfig& c, const std::vector<TrainProgress>& curve) {
+  if (curve.empty()) return "";
+  std::string md = fmt::format(
+      "\n## Learning curve\n\n![learning curve]({})\n\nPolicy cost over the reference's ({}): the training "
+      "episodes' (exploring) and the greedy policy's on the validation jobs, per epoch; every epoch in `{}`.\n\n"
+      "| epoch | seconds | training episodes | validation | best |\n|---|---|---|---|---|\n",
+      file_name(curve_png_path(c)), c.reference, file_name(curve_csv_path(c)));
+  const std::size_t step = std::max<std::size_t>(1, curve.size() / 10);
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    if (i % step != 0 && i + 1 != curve.size()) continue;
+    const TrainProgress& p = curve[i];
+    md += fmt::format("| {} | {:.0f} | {:.3f} | {:.3f} | {:.3f} |\n", p.epoch, p.elapsed_seconds, p.train_cost_ratio,
+                      p.validation_cost_ratio, p.best_validation);
+  }
+  return md;
+}
+
 std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, const std::string& evaluations) {
   const TrainConfig& c = info.config;
   std::string md = fmt::format("# rlsched policy `{}`\n\n", c.output);
@@ -185,6 +222,7 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   for (const ValidationRow& r : info.table)
     md += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} |\n", r.policy, r.avg_bsld, r.avg_wait, r.p99_wait);
   md += evaluations;
+  md += curve_section(c, info.result.curve);
   md += fmt::format("\n## Reproduce\n\n```\n{}\n```\n", c.command_line.empty() ? "rlsched train ..." : c.command_line);
   return md;
 }
@@ -234,6 +272,9 @@ std::string protocol_evaluations(const ExportInfo& info) {
 
 }  // namespace
 
+std::string curve_csv_path(const TrainConfig& config) { return card_stem(config) + ".curve.csv"; }
+std::string curve_png_path(const TrainConfig& config) { return card_stem(config) + ".curve.png"; }
+
 Status export_model(PolicyNets& nets, const ExportInfo& info) {
   const policy::MlpSpec spec = spec_of(nets);
   auto module = policy::build_mlp_module(spec);
@@ -243,6 +284,8 @@ Status export_model(PolicyNets& nets, const ExportInfo& info) {
   if (Status s = policy::save_model(info.config.output, *module, metadata); !s.ok()) return s;
   metadata.weights_sha256 = policy::weights_sha256(*module);
   if (metadata.created.empty()) metadata.created = policy::utc_now_iso8601();
+  if (!info.result.curve.empty())
+    if (Status s = write_curve(curve_csv_path(info.config), info.result.curve); !s.ok()) return s;
   const std::string path = card_path(info.config);
   std::ofstream out(path);
   out << card(info, metadata, protocol_evaluations(info));

@@ -27,6 +27,10 @@ struct ExportInfo {
   std::vector<ValidationRow> table;
 };
 
+/// The learning curve beside the model card: `<card without .md>.curve.csv`, drawn as `.curve.png`.
+std::string curve_csv_path(const TrainConfig& config);
+std::string curve_png_path(const TrainConfig& config);
+
 /// Saves the policy network as config.output (verified by the loader before it replaces anything) and writes the
 /// model card beside it.
 Status export_model(PolicyNets& nets, const ExportInfo& info);

@@ -183,6 +183,7 @@ class Trainer {
       }
       p.epoch = epoch + 1;
       p.elapsed_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+      result.curve.push_back(p);
       if (progress) progress(p);
       if (config_.patience > 0 && stale >= config_.patience) {
         result.stopped_early = true;
@@ -209,6 +210,7 @@ class Trainer {
       ExportInfo info{config_, traces_, result, validation_table()};
       Status s = export_model(nets_, info);
       if (!s.ok()) return s;
+      result.curve_csv = curve_csv_path(config_);
     }
     return result;
   }

@@ -138,6 +138,9 @@ struct TrainResult {
   double initial_validation_cost_ratio = 0;
   std::string teacher;  ///< what was imitated, and its cost ratio on the training part
   std::string model_path;
+  /// Every epoch's progress in this invocation (the learning curve): the model card's `<card>.curve.csv`.
+  std::vector<TrainProgress> curve;
+  std::string curve_csv;  ///< where that CSV was written ("" without an output)
 };
 
 Result<TrainResult> train_policy(const TrainConfig& config,
