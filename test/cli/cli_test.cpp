@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../temp_dir.h"
+
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/plugin_config.h"
@@ -46,19 +48,8 @@ const std::string kMalformedSwf = kData + "/swf/malformed.swf";
 const std::string kLabSacct = kData + "/sacct/slurm22.05-lab.txt";
 const std::string kLabYaml = kData + "/cluster/lab.yaml";
 
-// A scratch directory for outputs, removed with everything in it when the test ends.
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "rlsched_cli_test_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  fs::path path;
+struct TempDir : rlsched::test::TempDir {
+  TempDir() : rlsched::test::TempDir("rlsched_cli_test") {}
 };
 
 std::string slurp(const std::string& path) {

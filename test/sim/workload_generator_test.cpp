@@ -15,6 +15,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/simulator.h"
+#include "../temp_dir.h"
 
 using namespace rlsched;
 using namespace rlsched::sim;
@@ -59,18 +60,8 @@ bool same_job(const Job& a, const Job& b) {
          a.ran_on_type == b.ran_on_type && a.partitions == b.partitions;
 }
 
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "rlsched_generator_test_XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  fs::path path;
+struct TempDir : rlsched::test::TempDir {
+  TempDir() : rlsched::test::TempDir("rlsched_generator_test") {}
 };
 
 struct Totals {
