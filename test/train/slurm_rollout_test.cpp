@@ -267,3 +267,37 @@ TEST_CASE("with no decay tick to imitate, Slurm-model training imitates in the c
         "quiet: sjf (imitated in the compat simulator: no decay tick of the Slurm model saw two "
         "pending jobs)");
 }
+
+// A trace that is quiet for most of its training part (jobs that never overlap) and busy at its end: windows drawn
+// uniformly would almost all be quiet, where every rule gives the same schedule and the teacher search finds
+// nothing better than FCFS. Slurm-model windows are drawn mostly where the reference run queued jobs, so the
+// search sees the busy part and finds a shortest-first rule.
+TEST_CASE("Slurm-model windows are drawn where jobs queue, so a mostly quiet trace still teaches") {
+  TrainWorkload w = short_first_workload(2000, 11);
+  // The busy part keeps short_first_workload's arrivals (about 90% load), shifted after the quiet part, where one
+  // job at a time arrives and is done before the next.
+  const Seconds busy_from = w.workload.jobs[1500].submit;
+  for (std::size_t i = 0; i < w.workload.jobs.size(); ++i)
+    w.workload.jobs[i].submit = i < 1500 ? static_cast<Seconds>(i) * 10000
+                                         : 1500 * Seconds{10000} + (w.workload.jobs[i].submit - busy_from);
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = {w};
+  c.reference = "fcfs";
+  c.sequence_length = 64;
+  c.imitation_epochs = 1;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.validation_sequences = 1;
+  c.hidden = {8};
+  c.seed = 5;
+  c.threads = 2;
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  INFO(result->teacher);
+  // "short-first: -(1 ln max(r,10) + ...) (cost ratio 0.42 to fcfs on 8 training sequences in the Slurm model)"
+  const auto at = result->teacher.find("cost ratio ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stod(result->teacher.substr(at + 11)) < 0.9);
+}

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -116,6 +117,7 @@ class Trainer {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
     });
     slurm_sim_.backfill = config.backfill;
+    if (slurm_) weigh_windows_by_contention();
     if (config_.select_on_slurm) {
       for (const TraceSplit& t : traces_) held_back_.push_back(held_back_workload(t));
       held_back_reference_.resize(held_back_.size());
@@ -255,6 +257,7 @@ class Trainer {
 
   static constexpr std::size_t kSearchSequences = 24;
   static constexpr std::size_t kSlurmSearchSequences = 8;  ///< each run costs more in the Slurm model
+  static constexpr double kUniformWindows = 0.25;  ///< share of Slurm-model windows drawn uniformly
 
   Teacher search_compat_teacher(std::size_t t) {
     std::vector<Sequence> sequences;
@@ -349,12 +352,48 @@ class Trainer {
                     config_.sequence_length};
   }
 
-  /// A window of trace t's training jobs for the Slurm model: the same draw as start_in, so a window starts where a
-  /// compat sequence would.
+  /// A window of trace t's training jobs for the Slurm model. One draw in kUniformWindows is start_in's (where a
+  /// compat sequence would start); the others start where scheduling matters (weigh_windows_by_contention).
   SlurmSequence slurm_start_in(const TraceSplit& t, std::mt19937_64& rng) const {
     std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
     const Sequence s = start_in(t, rng);
-    return SlurmSequence{&t, s.first, s.length};
+    const std::vector<double>& cdf = contention_cdf_[static_cast<std::size_t>(&t - traces_.data())];
+    if (cdf.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < kUniformWindows)
+      return SlurmSequence{&t, s.first, s.length};
+    const double at = std::uniform_real_distribution<double>(0, cdf.back())(rng);
+    const auto first = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), at) - cdf.begin());
+    return SlurmSequence{&t, std::min(first, cdf.size() - 1), s.length};
+  }
+
+  /// Windows of an empty cluster at a quiet time teach nothing: every order of the queue gives the same schedule,
+  /// so the episodes' costs are all the reference's and PPO sees no signal (on COARE, a cluster about 37% busy,
+  /// most 256-job windows never queue a job, and the teacher search there found nothing better than FCFS). The
+  /// reference heuristic runs once over each trace's training part in the Slurm model; a window's weight is the
+  /// number of its jobs that waited there (plus one, so that every start stays possible). Kept per trace as the
+  /// cumulative weight of each window start.
+  void weigh_windows_by_contention() {
+    contention_cdf_.assign(traces_.size(), {});
+    parallel_for(traces_.size(), threads_, [&](std::size_t i) {
+      const TraceSplit& t = traces_[i];
+      if (t.train_end < config_.sequence_length) return;
+      const SlurmSequence all{&t, 0, t.train_end};
+      auto run = sim::simulate(*t.cluster, sequence_jobs(all), *reference_, slurm_sim_);
+      if (!run.ok()) return;  // uniform windows, as before
+      std::vector<double> waited(run->outcomes.size() + 1, 0.0);  // prefix sums of "this job waited"
+      for (std::size_t j = 0; j < run->outcomes.size(); ++j) {
+        const sim::JobOutcome& o = run->outcomes[j];
+        waited[j + 1] = waited[j] + (o.ran() && o.start > o.submit ? 1.0 : 0.0);
+      }
+      const std::size_t starts = t.train_end - config_.sequence_length + 1;
+      std::vector<double>& cdf = contention_cdf_[i];
+      cdf.resize(starts);
+      double total = 0;
+      for (std::size_t s = 0; s < starts; ++s) {
+        const std::size_t end = std::min(s + config_.sequence_length, run->outcomes.size());
+        total += 1.0 + waited[end] - waited[std::min(s, end)];
+        cdf[s] = total;
+      }
+    });
   }
 
   /// One epoch in the Slurm model: episodes_per_epoch / k sequences, k episodes on each (antithetic pairs of
@@ -567,6 +606,7 @@ class Trainer {
   const TrainConfig& config_;
   const std::optional<InitialPolicy> initial_;  ///< warm start from a model file, instead of imitation
   std::vector<TraceSplit> traces_;
+  std::vector<std::vector<double>> contention_cdf_;  ///< Slurm mode: per trace, cumulative window weights
   std::unique_ptr<Scorer> reference_;
   const CostModel cost_;
   const bool backfill_;
