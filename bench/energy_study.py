@@ -4,6 +4,7 @@ against no shifting and against the simple rule (start at the beginning of the c
 on GPU and CPU workloads, in the Slurm model with the configuration the plugins run (--config).
 
     python3 bench/energy_study.py [--rlsched build/release/tools/rlsched] [--seeds 16] [--only LIST] [--out FILE.md]
+                                  [--gpu-config YAML] [--cpu-config YAML]
 
 Tariff: a real time-of-use tariff (table 1 of PMC9744089, CNY/kWh, UTC+8): 0.308 off-peak 00-07, 0.594 regular 07-09
 and 11-19, 0.880 peak 09-11 and 19-24 (bench/energy/*-rlsched.yaml, with the power figures and their sources, and a
@@ -43,11 +44,11 @@ CPU_CONFIG = os.path.join(ROOT, "bench", "energy", "cpu-rlsched.yaml")
 TUNING = {"gavel"}
 
 
-def workloads(root):
+def workloads(root, gpu_config=GPU_CONFIG, cpu_config=CPU_CONFIG):
     gpu = {"any_of": ps.ANY_OF, "cluster": os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
-           "config": GPU_CONFIG, "loads": [0.7, 0.9], "jobs": "0:2000", "gpu": True}
+           "config": gpu_config, "loads": [0.7, 0.9], "jobs": "0:2000", "gpu": True}
     alibaba = ps.write_workload(root, "alibaba", lambda m: ps.ALIBABA_SPEEDS[ps.ALIBABA_KIND[ps.family(m)]])
-    cpu = {"any_of": None, "cluster": None, "config": CPU_CONFIG, "loads": [0.7, 0.9], "jobs": None, "gpu": False}
+    cpu = {"any_of": None, "cluster": None, "config": cpu_config, "loads": [0.7, 0.9], "jobs": None, "gpu": False}
     return {
         "gavel": dict(gpu, trace=ps.GAVEL),
         "alibaba": dict(gpu, trace=alibaba),
@@ -113,6 +114,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=16)
     ap.add_argument("--only", help="comma list of workloads to run (default: all)")
     ap.add_argument("--out", help="also write the tables (markdown) here")
+    ap.add_argument("--gpu-config", default=GPU_CONFIG, help="rlsched.yaml of the GPU workloads (a variant to try)")
+    ap.add_argument("--cpu-config", default=CPU_CONFIG, help="rlsched.yaml of the CPU traces")
     args = ap.parse_args()
     started = time.time()
     lines = []
@@ -123,7 +126,7 @@ def main():
 
     failures = []
     with tempfile.TemporaryDirectory(prefix="rlsched-energy-") as root:
-        wl = workloads(root)
+        wl = workloads(root, args.gpu_config, args.cpu_config)
         names = args.only.split(",") if args.only else list(wl)
         say(f"## Deferrable work under the time-of-use tariff: multifactor, EASY backfill, mean of {args.seeds} "
             f"draws; * tuning workload")
