@@ -54,10 +54,11 @@ def shared_workloads():
         "coare": {"trace": trace("coare-saliksik-slurm", "DOST-ASTI_COARE-Saliksik-2020-cln.swf"), "eval_jobs": None},
         # Gavel's jobs and measured per-type speeds on three single-type partitions, Alibaba's type constraints:
         # the placement study's workload (docs/placement.md), at load 0.9.
+        # Trained on as the folder is (its own arrivals), judged at load 0.9 with the type constraints.
         "gavel": {"trace": trace("gavel-throughputs"), "eval_jobs": "0:6000",
-                  "extra": ["--any-of", trace("alibaba-openb-gpu-v2023", "openb_pod_list_gpuspec33.csv"),
-                            "--cluster", os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
-                            "--load", "0.9"]},
+                  "cluster": os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
+                  "eval_extra": ["--any-of", trace("alibaba-openb-gpu-v2023", "openb_pod_list_gpuspec33.csv"),
+                                 "--load", "0.9"]},
     }
 
 
@@ -67,8 +68,8 @@ def generate(args, family, seed, jobs, folder):
     subprocess.run([args.rlsched, "generate", "--family", family, "--seed", str(seed), "--jobs", str(jobs),
                     "--out", prefix], check=True, stdout=subprocess.DEVNULL)
     if family == "cpu":
-        return {"trace": prefix + ".swf", "eval_jobs": None, "extra": []}
-    return {"trace": prefix + ".sacct", "eval_jobs": None, "extra": ["--cluster", prefix + ".cluster.yaml"]}
+        return {"trace": prefix + ".swf", "eval_jobs": None}
+    return {"trace": prefix + ".sacct", "eval_jobs": None, "cluster": prefix + ".cluster.yaml"}
 
 
 def run(cmd, log):
@@ -84,15 +85,17 @@ def train(args, name, sources, folder, log):
     model = os.path.join(folder, f"{name}.pt")
     cmd = [args.rlsched, "train", "--config", CONFIG, "--output", model, "--threads", str(args.threads),
            "--time-budget", str(args.train_minutes)]
-    for spec in sources:
-        cmd += ["--trace", spec["trace"]] + spec.get("extra", [])
+    for spec in sources:  # one --cluster per --trace ("implied": the SWF header's machine)
+        cmd += ["--trace", spec["trace"], "--cluster", spec.get("cluster", "implied")]
     return model, run(cmd, log)
 
 
 def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
     out = os.path.join(folder, f"{tag}.json")
     cmd = [args.rlsched, "evaluate", "--trace", spec["trace"], "--config", CONFIG, "--backfill", backfill,
-           "--json", out] + spec.get("extra", []) + list(extra)
+           "--json", out] + spec.get("eval_extra", []) + list(extra)
+    if spec.get("cluster"):
+        cmd += ["--cluster", spec["cluster"]]
     if policies:
         cmd += ["--policies", ",".join(policies)]
     if spec.get("eval_jobs"):
