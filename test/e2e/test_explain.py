@@ -189,7 +189,9 @@ def test_the_estimate_uses_the_users_run_times_and_beats_squeue_start(lab: Lab, 
     assert cp.returncode == 0, cp.stderr
     x = json.loads(cp.stdout)
     assert lab.job(holder)["JobState"] == "RUNNING", "the holder ended before the estimates were taken"
-    assert x["reason"]["code"] == "Resources" and x["rlsched_estimate"]["available"], x
+    # Resources, or Priority when a job of the tests above still waits ahead of it in a100 on a busy machine: either
+    # way Slurm gives it a start and rlsched must estimate one.
+    assert x["reason"]["code"] in ("Resources", "Priority") and x["rlsched_estimate"]["available"], json.dumps(x)
     rlsched_start = x["rlsched_estimate"]["start"]
 
     info = lab.wait_job_state(waiting, {"RUNNING", "COMPLETED"}, timeout=60)
