@@ -5,7 +5,6 @@
 namespace rlsched::sim {
 
 namespace {
-constexpr Seconds kForever = std::numeric_limits<Seconds>::max();
 constexpr Seconds kBeginning = std::numeric_limits<Seconds>::min();
 }  // namespace
 
@@ -13,7 +12,7 @@ void NodeSpace::reset(int nodes) {
   slots_.assign(1, Slot{kBeginning, std::vector<char>(static_cast<std::size_t>(nodes), 0)});
 }
 
-Seconds NodeSpace::end_of(std::size_t i) const { return i + 1 < slots_.size() ? slots_[i + 1].begin : kForever; }
+Seconds NodeSpace::end_of(std::size_t i) const { return i + 1 < slots_.size() ? slots_[i + 1].begin : kNever; }
 
 std::size_t NodeSpace::split(Seconds t) {
   std::size_t i = 0;

@@ -51,9 +51,7 @@ Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nod
 
 namespace {
 
-constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
-
-struct RunningJob {
+struct CompatRunningJob {
   Seconds end;
   Seconds start;
   Seconds request;
@@ -62,7 +60,7 @@ struct RunningJob {
 };
 
 struct LaterEnd {
-  bool operator()(const RunningJob& a, const RunningJob& b) const {
+  bool operator()(const CompatRunningJob& a, const CompatRunningJob& b) const {
     return a.end != b.end ? a.end > b.end : a.seq > b.seq;
   }
 };
@@ -207,7 +205,7 @@ class CompatRun {
     start_time_[j - first_] = now_;
     free_nodes_ -= nodes_needed(j);
     --queued_count_;
-    running_.push_back(RunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), seq_++});
+    running_.push_back(CompatRunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), seq_++});
     std::push_heap(running_.begin(), running_.end(), LaterEnd());
     if (agent_ != nullptr) agent_->on_start(j, now_ - jobs_[j].submit, jobs_[j].run);
   }
@@ -246,13 +244,13 @@ class CompatRun {
   void backfill_until_fits(std::size_t head) {
     // The head's reservation: when enough processors are free if running jobs end at their requested times.
     by_request_ = running_;
-    std::sort(by_request_.begin(), by_request_.end(), [](const RunningJob& a, const RunningJob& b) {
+    std::sort(by_request_.begin(), by_request_.end(), [](const CompatRunningJob& a, const CompatRunningJob& b) {
       const Seconds ea = a.start + a.request, eb = b.start + b.request;
       return ea != eb ? ea < eb : a.seq < b.seq;
     });
     long long free_procs = static_cast<long long>(free_nodes_) * procs_per_node_;
     Seconds reservation = now_;
-    for (const RunningJob& r : by_request_) {
+    for (const CompatRunningJob& r : by_request_) {
       free_procs += static_cast<long long>(r.nodes) * procs_per_node_;
       reservation = r.start + r.request;
       if (free_procs >= jobs_[head].procs) break;
@@ -326,8 +324,8 @@ class CompatRun {
   };
   FcfsBefore fcfs_before_{&jobs_};
   std::priority_queue<Ranked, std::vector<Ranked>, RanksBelow> ranked_;  // static scorers only
-  std::vector<RunningJob> running_;      // min-heap on (end, seq)
-  std::vector<RunningJob> by_request_;
+  std::vector<CompatRunningJob> running_;      // min-heap on (end, seq)
+  std::vector<CompatRunningJob> by_request_;
   std::vector<PendingJob> batch_;
   std::vector<std::size_t> members_;
   std::vector<double> scores_;

@@ -16,7 +16,6 @@
 namespace rlsched::sim {
 namespace {
 
-constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
 /// Added to the queue tier of jobs of a QOS that may preempt: they queue ahead of every other job.
 constexpr int kUrgentTier = 1 << 20;
 

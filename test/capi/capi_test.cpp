@@ -58,7 +58,7 @@ rlsched_engine_options options(const std::string& config, LogLines& log, uint32_
 }
 
 /// A small heterogeneous cluster: partitions h200 (16, 8 idle), a100 (8 idle), npu (8 idle), cpu.
-struct Cluster {
+struct CCluster {
   std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2}};
   std::vector<rlsched_accel> a100 = {{"gpu", "a100", 8, 8, 8, 1}};
   std::vector<rlsched_accel> npu = {{"npu", "910b", 8, 8, 8, 1}};
@@ -67,7 +67,7 @@ struct Cluster {
   std::vector<rlsched_partition> parts;
   rlsched_cluster cluster{};
 
-  Cluster() {
+  CCluster() {
     parts = {{"h200", 1, 128, 64, 2, 2 * 86400, h200.data(), 1},
              {"a100", 1, 64, 64, 1, 3 * 86400, a100.data(), 1},
              {"npu", 1, 96, 96, 1, 3 * 86400, npu.data(), 1},
@@ -163,7 +163,7 @@ TEST_CASE("a batch is scored in one call and mapped to rank shares", "[capi]") {
   CHECK(info.score_scale == 1000);
   CHECK(std::string(info.scorer) == "fcfs");
 
-  Cluster c;
+  CCluster c;
   const int64_t now = 1'700'000'000;
   std::vector<rlsched_job> jobs = pending_jobs(10, now);
   std::vector<double> scores(jobs.size());
@@ -208,7 +208,7 @@ TEST_CASE("a batch is scored in one call and mapped to rank shares", "[capi]") {
 TEST_CASE("the features the engine builds are the schema's inputs", "[capi]") {
   config::PluginConfig config;
   config.accelerator_types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}, {"910b", "npu", 0.8, {}}};
-  Cluster c;
+  CCluster c;
   const int64_t now = 1'700'000'000;
   rlsched_job j{};
   j.job_id = 5;
@@ -269,7 +269,7 @@ TEST_CASE("a model scores exactly as the policy runtime does", "[capi][model]") 
   CHECK(std::string(info.scorer) == "model:" + model);
   CHECK(info.mode == RLSCHED_MODE_SHADOW);
 
-  Cluster c;
+  CCluster c;
   const int64_t now = 1'700'000'000;
   const std::vector<rlsched_job> jobs = pending_jobs(500, now);
   std::vector<double> scores(jobs.size());
@@ -317,7 +317,7 @@ TEST_CASE("a corrupt model: logged once, the fallback serves, a good file is pic
   rlsched_engine_options o = options(config, log);
   REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
 
-  Cluster c;
+  CCluster c;
   const int64_t now = 1'700'000'000;
   const std::vector<rlsched_job> jobs = pending_jobs(10, now);
   std::vector<uint32_t> factors(jobs.size());
@@ -417,7 +417,7 @@ TEST_CASE("the reload thread picks up a new model by itself", "[capi][model]") {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(log.count("loaded model") == 1);
   // Scoring concurrently with the thread is safe.
-  Cluster c;
+  CCluster c;
   const std::vector<rlsched_job> jobs = pending_jobs(50, 1'700'000'000);
   for (int k = 0; k < 20; ++k)
     REQUIRE(rlsched_score_batch(e.engine, 1'700'000'000, &c.cluster, jobs.data(), jobs.size(), nullptr, nullptr) ==
@@ -437,7 +437,7 @@ TEST_CASE("submit mapping through the C ABI", "[capi][submit]") {
                                        "placement:\n  record: comment\n");
   rlsched_engine_options o = options(config, log, RLSCHED_ENGINE_NO_POLICY);
   REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
-  Cluster c;
+  CCluster c;
   const int64_t now = 1'700'000'000;
 
   rlsched_submit job{};

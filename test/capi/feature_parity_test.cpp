@@ -31,7 +31,7 @@ using testing::PrivateDir;
 
 // fast: 2 nodes x 4 v100; slow: 3 nodes x 4 k80; npu: 1 node x 8 910b; cpu: 2 nodes without accelerators; all:
 // every node. Class cnn gains 6x on the v100, rnn 1.5x; other jobs see the types' own speeds.
-Cluster parity_cluster() {
+Cluster feature_cluster() {
   Cluster c;
   c.accelerator_types = {AcceleratorType{"v100", "gpu", 3.0, {{"cnn", 6.0}, {"rnn", 1.5}}},
                          AcceleratorType{"k80", "gpu", 1.0, {}}, AcceleratorType{"910b", "npu", 0.8, {}}};
@@ -50,7 +50,7 @@ Cluster parity_cluster() {
   return c;
 }
 
-const char* kConfig = R"(mode: enforce
+const char* kFeatureConfig = R"(mode: enforce
 fallback: fcfs
 score_scale: 10000
 reload_check_interval: 0
@@ -63,7 +63,7 @@ job_classes:
   - {name: rnn, match: {job_name: rnn}, speeds: {v100: 1.5, k80: 1.0, 910b: 0.8}}
 )";
 
-std::vector<Job> parity_workload() {
+std::vector<Job> feature_workload() {
   std::vector<Job> jobs;
   const char* classes[] = {"cnn", "rnn", "", ""};
   for (int i = 0; i < 120; ++i) {
@@ -223,13 +223,13 @@ const char* kEnergy = R"(energy:
   deferrable: {qos: [normal], max_deferral: 3h}
 )";
 
-/// Replays every scoring call of the simulator through the C entry points under kConfig plus `extra` (an energy
+/// Replays every scoring call of the simulator through the C entry points under kFeatureConfig plus `extra` (an energy
 /// section); with one, at least `min_ranked` scored jobs must have been ranked last, and as many first, by the
 /// energy rule on both paths.
 void check_parity(const std::string& extra, int min_ranked) {
   PrivateDir dir;
   const std::string model = dir.model("policy.pt", 7);
-  const std::string config_path = dir.write("rlsched.yaml", std::string(kConfig) + extra + "model: " + model + "\n");
+  const std::string config_path = dir.write("rlsched.yaml", std::string(kFeatureConfig) + extra + "model: " + model + "\n");
   auto config = config::load_plugin_config(config_path);
   REQUIRE(config.ok());
   rlsched_engine_options o{};
@@ -242,8 +242,8 @@ void check_parity(const std::string& extra, int min_ranked) {
   REQUIRE(rlsched_engine_get_info(engine, &info) == RLSCHED_OK);
   REQUIRE(std::string(info.scorer) == "model:" + model);
 
-  const Cluster cluster = parity_cluster();
-  const std::vector<Job> jobs = parity_workload();
+  const Cluster cluster = feature_cluster();
+  const std::vector<Job> jobs = feature_workload();
   auto scorer = policy::make_policy_scorer("model:" + model);
   REQUIRE(scorer.ok());
 

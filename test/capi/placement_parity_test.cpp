@@ -25,7 +25,7 @@ using testing::PrivateDir;
 
 // Partitions fast (2 nodes x 4 v100), slow (3 nodes x 4 k80) and the catch-all "all". Class "cnn" gains 6x on the
 // v100, class "rnn" only 1.5x; jobs of no class see the default 3x.
-Cluster parity_cluster() {
+Cluster placement_cluster() {
   Cluster c;
   c.accelerator_types = {AcceleratorType{"v100", "gpu", 3.0, {{"cnn", 6.0}, {"rnn", 1.5}}},
                          AcceleratorType{"k80", "gpu", 1.0, {}}};
@@ -36,7 +36,7 @@ Cluster parity_cluster() {
   return c;
 }
 
-const char* kConfig = R"(mode: shadow
+const char* kPlacementConfig = R"(mode: shadow
 accelerator_types:
   - {name: v100, gres: gpu, speed: 3.0}
   - {name: k80, gres: gpu, speed: 1.0}
@@ -49,7 +49,7 @@ placement:
   slack: 1.2
 )";
 
-std::vector<Job> parity_workload() {
+std::vector<Job> placement_workload() {
   std::vector<Job> jobs;
   const char* classes[] = {"cnn", "rnn", ""};
   const int counts[] = {1, 2, 4, 8, 2, 1, 4};
@@ -77,13 +77,13 @@ struct JobState {
 };
 
 TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placement][parity]") {
-  const Cluster cluster = parity_cluster();
-  const std::vector<Job> jobs = parity_workload();
+  const Cluster cluster = placement_cluster();
+  const std::vector<Job> jobs = placement_workload();
   auto fcfs = make_scorer("fcfs");
   REQUIRE(fcfs.ok());
 
   PrivateDir dir;
-  const std::string config = dir.write("rlsched.yaml", kConfig);
+  const std::string config = dir.write("rlsched.yaml", kPlacementConfig);
   rlsched_engine_options o{};
   o.abi_version = RLSCHED_ABI_VERSION;
   o.config_path = config.c_str();

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../temp_dir.h"
+#include "temp_dir.h"
 
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
@@ -29,6 +29,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/workload_generator.h"
+#include "text_checks.h"
 
 extern char** environ;
 
@@ -96,9 +97,7 @@ Run run_cli(const std::vector<std::string>& args) {
   return run;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using rlsched::test::contains;
 
 std::size_t count_lines(const std::string& text) {
   std::size_t lines = 0;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "verdict.h"
+#include "text_checks.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ PolicyResult result(std::string policy, double bsld, double p99) {
   return r;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using rlsched::test::contains;
 
 const std::string kCandidate = "model:new.pt", kCurrent = "model:old.pt";
 

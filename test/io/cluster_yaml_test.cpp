@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "rlsched/io/cluster_readers.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 using rlsched::Cluster;
 using rlsched::GresCount;
@@ -16,33 +18,18 @@ using rlsched::io::read_cluster_yaml;
 
 namespace {
 
-// Per-process scratch folder, removed when the test process exits.
-struct TempRoot {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("rlsched_yaml_test_" + std::to_string(getpid()));
-  ~TempRoot() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-const TempRoot kTempRoot;
+using rlsched::test::kClusterData;
 
-const std::string kData = std::string(RLSCHED_TEST_DATA) + "/cluster/";
+const rlsched::test::ProcessScratch kYamlScratch{"rlsched_yaml_test"};
+
 
 // Writes `text` into this process's folder (CTest runs test cases as parallel processes).
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto dir = kTempRoot.path;
+  const auto dir = kYamlScratch.path;
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
   std::ofstream(path) << text;
   return path;
-}
-
-bool same_gres(const std::vector<GresCount>& a, const std::vector<GresCount>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].type != b[i].type || a[i].count != b[i].count) return false;
-  return true;
 }
 
 // A valid cluster into which the malformed cases below splice one mistake each.
@@ -59,7 +46,7 @@ partitions:
 }  // namespace
 
 TEST_CASE("read_cluster_yaml reads the lab cluster") {
-  auto cluster = read_cluster_yaml(kData + "lab.yaml");
+  auto cluster = read_cluster_yaml(kClusterData + "lab.yaml");
   REQUIRE(cluster.ok());
   const Cluster& c = *cluster;
   CHECK(c.name == "lab");
@@ -73,9 +60,9 @@ TEST_CASE("read_cluster_yaml reads the lab cluster") {
     CHECK(n.cpus == 8);
     CHECK(n.mem_mb == 8000);  // mem_mb: 8000, memory: 8000M and memory: "7.8125G" all mean 8000 MiB
   }
-  CHECK(same_gres(c.nodes[0].gres, {{"gpu", "h200", 4}}));
-  CHECK(same_gres(c.nodes[1].gres, {{"gpu", "a100", 4}}));
-  CHECK(same_gres(c.nodes[2].gres, {{"npu", "910b", 8}}));
+  CHECK(c.nodes[0].gres == std::vector<GresCount>{{"gpu", "h200", 4}});
+  CHECK(c.nodes[1].gres == std::vector<GresCount>{{"gpu", "a100", 4}});
+  CHECK(c.nodes[2].gres == std::vector<GresCount>{{"npu", "910b", 8}});
 
   REQUIRE(c.accelerator_types.size() == 3);
   const auto* h200 = c.find_type("h200", "gpu");
@@ -232,14 +219,14 @@ TEST_CASE("read_cluster_yaml names file, line and key of each mistake") {
 }
 
 TEST_CASE("read_cluster_yaml reports a missing file") {
-  auto cluster = read_cluster_yaml(kData + "no_such.yaml");
+  auto cluster = read_cluster_yaml(kClusterData + "no_such.yaml");
   REQUIRE_FALSE(cluster.ok());
   CHECK(cluster.status().code() == Status::Code::kNotFound);
   CHECK_THAT(cluster.status().message(), Catch::Contains("no_such.yaml"));
 }
 
 TEST_CASE("read_cluster picks the YAML reader by extension") {
-  auto cluster = read_cluster(kData + "lab.yaml");
+  auto cluster = read_cluster(kClusterData + "lab.yaml");
   REQUIRE(cluster.ok());
   CHECK(cluster->nodes.size() == 3);
   CHECK(cluster->priority.site == 100000);  // only the YAML reader sets the site weight

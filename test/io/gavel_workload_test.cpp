@@ -11,10 +11,10 @@
 namespace rlsched::io {
 namespace {
 
-const std::string kData = std::string(RLSCHED_TEST_DATA) + "/gavel";
+const std::string kGavelData = std::string(RLSCHED_TEST_DATA) + "/gavel";
 
 TEST_CASE("Gavel jobs get measured class speeds, run times and limits", "[io][gavel]") {
-  auto g = read_gavel_workload(kData);
+  auto g = read_gavel_workload(kGavelData);
   REQUIRE(g.ok());
   const Workload& w = g->workload;
   // 8 records: one with 3 fields, one with a non-numeric step count, one model without throughputs: skipped.
@@ -63,8 +63,8 @@ TEST_CASE("Gavel jobs get measured class speeds, run times and limits", "[io][ga
 
 TEST_CASE("Alibaba type sets restrict the Gavel jobs, mapped by generation", "[io][gavel]") {
   GavelOptions o;
-  o.any_of_pods = kData + "/pods.csv";
-  auto g = read_gavel_workload(kData, o);
+  o.any_of_pods = kGavelData + "/pods.csv";
+  auto g = read_gavel_workload(kGavelData, o);
   REQUIRE(g.ok());
   // GPU pods in creation order: V100 set, any, T4, G2 (the CPU pod is not one). Job k takes pod k mod 4.
   const std::vector<Job>& jobs = g->workload.jobs;
@@ -78,12 +78,12 @@ TEST_CASE("Alibaba type sets restrict the Gavel jobs, mapped by generation", "[i
 }
 
 TEST_CASE("Gavel folders that cannot be read say what is wrong", "[io][gavel]") {
-  auto missing = read_gavel_workload(kData + "/nope");
+  auto missing = read_gavel_workload(kGavelData + "/nope");
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.status().message(), Catch::Contains("simulation_throughputs.json: cannot open"));
   GavelOptions strict;
   strict.read.strict = true;
-  auto s = read_gavel_workload(kData, strict);
+  auto s = read_gavel_workload(kGavelData, strict);
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.status().message(), Catch::Contains("vc1.trace:5: expected 7 tab-separated fields"));
 }

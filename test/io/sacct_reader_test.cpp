@@ -7,6 +7,8 @@
 
 #include "io/time_parse.h"
 #include "rlsched/io/workload_readers.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 using rlsched::Job;
 using rlsched::Seconds;
@@ -17,18 +19,11 @@ using rlsched::io::TimeField;
 
 namespace {
 
-const std::string kData = RLSCHED_TEST_DATA;
+using rlsched::test::kData;
 constexpr Seconds kLabSubmit = 1795987696;   // 2026-11-29T21:28:16 read as UTC
 constexpr Seconds kEdgeSubmit = 1772359200;  // 2026-03-01T10:00:00 read as UTC
 
-struct TempFile {
-  explicit TempFile(const std::string& name, const std::string& content)
-      : path(std::string(P_tmpdir) + "/rlsched_sacct_test_" + name) {
-    std::ofstream(path, std::ios::binary) << content;
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-  std::string path;
-};
+using rlsched::test::TempFile;
 
 const Job& find_job(const std::vector<Job>& jobs, rlsched::JobId id) {
   const auto it = std::find_if(jobs.begin(), jobs.end(), [id](const Job& job) { return job.id == id; });

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "rlsched/io/cluster_readers.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 using rlsched::Cluster;
 using rlsched::GresCount;
@@ -19,23 +21,15 @@ using rlsched::io::read_slurm_conf;
 
 namespace {
 
-// Per-process scratch folder, removed when the test process exits.
-struct TempRoot {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("rlsched_slurm_conf_test_" + std::to_string(getpid()));
-  ~TempRoot() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
-const TempRoot kTempRoot;
+using rlsched::test::kClusterData;
 
-const std::string kData = std::string(RLSCHED_TEST_DATA) + "/cluster/";
+const rlsched::test::ProcessScratch kConfScratch{"rlsched_slurm_conf_test"};
+
 const std::string kExamples = std::string(RLSCHED_TEST_DATA) + "/../../slurm_conf_examples/";
 
 // A folder per case: read_cluster looks for gres.conf beside slurm.conf.
 std::string temp_dir(const std::string& name) {
-  const auto dir = kTempRoot.path / name;
+  const auto dir = kConfScratch.path / name;
   std::filesystem::create_directories(dir);
   return dir.string();
 }
@@ -43,13 +37,6 @@ std::string temp_dir(const std::string& name) {
 std::string write(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
   return path;
-}
-
-bool same_gres(const std::vector<GresCount>& a, const std::vector<GresCount>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].name != b[i].name || a[i].type != b[i].type || a[i].count != b[i].count) return false;
-  return true;
 }
 
 const char* const kNodes =
@@ -61,7 +48,7 @@ const char* const kNodes =
 }  // namespace
 
 TEST_CASE("read_slurm_conf reads the lab recipe's slurm.conf and gres.conf") {
-  auto cluster = read_slurm_conf(kData + "lab/slurm.conf", kData + "lab/gres.conf");
+  auto cluster = read_slurm_conf(kClusterData + "lab/slurm.conf", kClusterData + "lab/gres.conf");
   REQUIRE(cluster.ok());
   const Cluster& c = *cluster;
   CHECK(c.name == "lab");
@@ -73,9 +60,9 @@ TEST_CASE("read_slurm_conf reads the lab recipe's slurm.conf and gres.conf") {
     CHECK(n.cpus == 8);
     CHECK(n.mem_mb == 0);  // RealMemory=8000, but SelectTypeParameters=CR_Core allocates no memory
   }
-  CHECK(same_gres(c.nodes[0].gres, {{"gpu", "h200", 4}}));
-  CHECK(same_gres(c.nodes[1].gres, {{"gpu", "a100", 4}}));
-  CHECK(same_gres(c.nodes[2].gres, {{"npu", "910b", 8}}));
+  CHECK(c.nodes[0].gres == std::vector<GresCount>{{"gpu", "h200", 4}});
+  CHECK(c.nodes[1].gres == std::vector<GresCount>{{"gpu", "a100", 4}});
+  CHECK(c.nodes[2].gres == std::vector<GresCount>{{"npu", "910b", 8}});
   REQUIRE(c.accelerator_types.size() == 3);
   for (const auto& t : c.accelerator_types) CHECK(t.speed == 1.0);
   CHECK(c.find_type("910b", "npu") != nullptr);
@@ -127,7 +114,7 @@ TEST_CASE("read_slurm_conf keeps memory only where SelectTypeParameters makes it
 }
 
 TEST_CASE("read_slurm_conf handles defaults, continuations, topology, nodesets and gres.conf types") {
-  auto cluster = read_slurm_conf(kData + "features/slurm.conf", kData + "features/gres.conf");
+  auto cluster = read_slurm_conf(kClusterData + "features/slurm.conf", kClusterData + "features/gres.conf");
   REQUIRE(cluster.ok());
   const Cluster& c = *cluster;
   CHECK(c.name == "features");
@@ -138,12 +125,12 @@ TEST_CASE("read_slurm_conf handles defaults, continuations, topology, nodesets a
     CHECK(c.nodes[i].cpus == 64);  // Sockets=2 x CoresPerSocket=16 x ThreadsPerCore=2 from NodeName=DEFAULT
     CHECK(c.nodes[i].mem_mb == 256000);
   }
-  CHECK(same_gres(c.nodes[0].gres, {{"gpu", "h200", 8}}));  // type from gres.conf
-  CHECK(same_gres(c.nodes[3].gres, {{"gpu", "h200", 4}, {"gpu", "a100", 4}}));
+  CHECK(c.nodes[0].gres == std::vector<GresCount>{{"gpu", "h200", 8}});  // type from gres.conf
+  CHECK(c.nodes[3].gres == std::vector<GresCount>{{"gpu", "h200", 4}, {"gpu", "a100", 4}});
   CHECK(c.nodes[4].cpus == 64);        // CPUs= wins over the default topology
   CHECK(c.nodes[4].mem_mb == 128000);  // continued lines
   CHECK(c.nodes[4].gres.empty());
-  CHECK(same_gres(c.nodes[8].gres, {{"npu", "910b", 8}, {"gpu", "t4", 1}}));
+  CHECK(c.nodes[8].gres == std::vector<GresCount>{{"npu", "910b", 8}, {"gpu", "t4", 1}});
 
   std::set<std::string> types;
   for (const auto& t : c.accelerator_types) types.insert(t.gres + ":" + t.name);
@@ -178,23 +165,23 @@ TEST_CASE("read_slurm_conf handles defaults, continuations, topology, nodesets a
 }
 
 TEST_CASE("read_slurm_conf without gres.conf keeps untyped GRES") {
-  auto cluster = read_slurm_conf(kData + "features/slurm.conf");
+  auto cluster = read_slurm_conf(kClusterData + "features/slurm.conf");
   REQUIRE(cluster.ok());
-  CHECK(same_gres(cluster->nodes[0].gres, {{"gpu", "", 8}}));
+  CHECK(cluster->nodes[0].gres == std::vector<GresCount>{{"gpu", "", 8}});
   std::set<std::string> types;
   for (const auto& t : cluster->accelerator_types) types.insert(t.gres + ":" + t.name);
   CHECK(types == std::set<std::string>{"gpu:t4", "npu:910b"});
 }
 
 TEST_CASE("read_cluster reads slurm.conf with the gres.conf beside it") {
-  auto cluster = read_cluster(kData + "features/slurm.conf");
+  auto cluster = read_cluster(kClusterData + "features/slurm.conf");
   REQUIRE(cluster.ok());
-  CHECK(same_gres(cluster->nodes[3].gres, {{"gpu", "h200", 4}, {"gpu", "a100", 4}}));
+  CHECK(cluster->nodes[3].gres == std::vector<GresCount>{{"gpu", "h200", 4}, {"gpu", "a100", 4}});
 
   const std::string dir = temp_dir("no_gres_conf");
   auto alone = read_cluster(write(dir + "/slurm.conf", kNodes));
   REQUIRE(alone.ok());
-  CHECK(same_gres(alone->nodes[2].gres, {{"npu", "", 8}}));
+  CHECK(alone->nodes[2].gres == std::vector<GresCount>{{"npu", "", 8}});
 }
 
 TEST_CASE("read_slurm_conf names file and line of each mistake") {
@@ -339,16 +326,16 @@ TEST_CASE("slurm_conf_examples: cluster.yaml and slurm.conf + gres.conf describe
     CHECK(s.nodes[i].name == y.nodes[i].name);
     CHECK(s.nodes[i].cpus == y.nodes[i].cpus);
     CHECK(s.nodes[i].mem_mb == y.nodes[i].mem_mb);
-    CHECK(same_gres(s.nodes[i].gres, y.nodes[i].gres));
+    CHECK(s.nodes[i].gres == y.nodes[i].gres);
   }
   // Spot checks that both did not agree on something wrong.
   CHECK(y.nodes[0].name == "h200-1");
-  CHECK(same_gres(y.nodes[0].gres, {{"gpu", "h200", 8}}));
+  CHECK(y.nodes[0].gres == std::vector<GresCount>{{"gpu", "h200", 8}});
   CHECK(y.nodes[4].name == "a100-01");
-  CHECK(same_gres(y.nodes[11].gres, {{"gpu", "a100", 8}}));
+  CHECK(y.nodes[11].gres == std::vector<GresCount>{{"gpu", "a100", 8}});
   CHECK(y.nodes[12].name == "npu-1");
   CHECK(y.nodes[12].cpus == 192);
-  CHECK(same_gres(y.nodes[15].gres, {{"npu", "910b", 8}}));
+  CHECK(y.nodes[15].gres == std::vector<GresCount>{{"npu", "910b", 8}});
   CHECK(y.nodes[16].name == "cpu-001");
   CHECK(y.nodes[31].name == "cpu-016");
   CHECK(y.nodes[31].gres.empty());

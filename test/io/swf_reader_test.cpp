@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "rlsched/io/workload_readers.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 using rlsched::Status;
 using rlsched::io::read_swf;
@@ -12,17 +14,9 @@ using rlsched::io::ReadOptions;
 
 namespace {
 
-const std::string kData = RLSCHED_TEST_DATA;
+using rlsched::test::kData;
 
-// A file under the temp dir, removed when the test ends.
-struct TempFile {
-  explicit TempFile(const std::string& name, const std::string& content)
-      : path(std::string(P_tmpdir) + "/rlsched_swf_test_" + name) {
-    std::ofstream(path, std::ios::binary) << content;
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-  std::string path;
-};
+using rlsched::test::TempFile;
 
 }  // namespace
 

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "rlsched/io/workload_readers.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 using rlsched::Status;
 using rlsched::io::read_workload;
@@ -11,16 +13,9 @@ using rlsched::io::ReadOptions;
 
 namespace {
 
-const std::string kData = RLSCHED_TEST_DATA;
+using rlsched::test::kData;
 
-struct TempFile {
-  explicit TempFile(const std::string& name, const std::string& content)
-      : path(std::string(P_tmpdir) + "/rlsched_workload_test_" + name) {
-    std::ofstream(path, std::ios::binary) << content;
-  }
-  ~TempFile() { std::remove(path.c_str()); }
-  std::string path;
-};
+using rlsched::test::TempFile;
 
 }  // namespace
 

@@ -15,7 +15,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/simulator.h"
-#include "../temp_dir.h"
+#include "temp_dir.h"
 
 using namespace rlsched;
 using namespace rlsched::sim;

@@ -12,10 +12,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string fixed(double value, int precision) {
-  return fmt::format("{:.{}f}", value, precision);
-}
-
 // Energy and money from a few watt-hours to a cluster-year: 4 significant digits below 1, 2 decimals up to 1,000,
 // whole numbers above.
 std::string amount(double value) {
@@ -23,10 +19,6 @@ std::string amount(double value) {
   if (size >= 1000) return fixed(value, 0);
   if (size >= 1 || size == 0) return fixed(value, 2);
   return fmt::format("{:.4g}", value);
-}
-
-std::string hours(double seconds) {
-  return fixed(seconds / 3600.0, 2);
 }
 
 json figures_json(const sim::EnergyFigures& f) {

@@ -15,10 +15,6 @@ std::string count(std::size_t n, const char* singular, const char* plural) {
   return fmt::format("{} {}", n, n == 1 ? singular : plural);
 }
 
-std::string fixed(double value, int precision) {
-  return fmt::format("{:.{}f}", value, precision);
-}
-
 // Seconds keep one decimal: waits are whole seconds per job, their means rarely are.
 std::string secs(double value) {
   return fixed(value, 1);
@@ -94,11 +90,15 @@ UrgentWaits urgent_waits(const sim::Metrics& m) {
   return w;
 }
 
+}  // namespace
+
+std::string fixed(double value, int precision) {
+  return fmt::format("{:.{}f}", value, precision);
+}
+
 std::string hours(double seconds) {
   return fixed(seconds / 3600.0, 2);
 }
-
-}  // namespace
 
 void Table::add_column(std::string header, Align align) {
   headers_.push_back(std::move(header));

@@ -11,6 +11,11 @@
 
 namespace rlsched::cli {
 
+/// `value` with `precision` decimals.
+std::string fixed(double value, int precision);
+/// A duration in seconds as hours with two decimals.
+std::string hours(double seconds);
+
 /// A text table with aligned columns: text left-aligned, numbers right-aligned.
 class Table {
  public:

@@ -32,6 +32,11 @@ struct GresCount {
   std::string name;  ///< "gpu"
   std::string type;  ///< "h200"; empty for untyped GRES
   int count = 0;
+
+  friend bool operator==(const GresCount& a, const GresCount& b) {
+    return a.name == b.name && a.type == b.type && a.count == b.count;
+  }
+  friend bool operator!=(const GresCount& a, const GresCount& b) { return !(a == b); }
 };
 
 struct Node {
@@ -40,6 +45,9 @@ struct Node {
   std::int64_t mem_mb = 0;  ///< 0 = not tracked
   std::vector<GresCount> gres;
 };
+
+/// Slurm's own ceiling for a partition's PriorityJobFactor and PriorityTier.
+inline constexpr int kMaxPartitionPriority = 65533;
 
 struct Partition {
   std::string name;

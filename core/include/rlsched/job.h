@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace rlsched {
 /// Simulation and trace time: whole seconds. Traces give epoch seconds or seconds since trace start.
 using Seconds = std::int64_t;
 using JobId = std::int64_t;
+
+/// A time that never comes: no next event, a node never freed, no deadline.
+inline constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
 
 /// An accelerator request as Slurm's GRES options express it.
 ///   --gres=gpu:4             -> {count 4, name "gpu", types {}}          (typeless: any type)

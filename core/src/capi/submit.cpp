@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "capi/c_snapshot.h"
 #include "capi/job_classes.h"
 #include "capi/tres.h"
 #include "text/text.h"
@@ -12,10 +13,6 @@
 
 namespace rlsched::capi {
 namespace {
-
-std::string_view view(const char* s) {
-  return s ? std::string_view(s) : std::string_view();
-}
 
 struct Field {
   const char* name;  // for messages: "--gres/--gpus-per-node"

@@ -52,7 +52,6 @@ double Schedule::at(Seconds t) const {
 }
 
 Seconds Schedule::next_change(Seconds t) const {
-  constexpr Seconds kNever = std::numeric_limits<Seconds>::max();
   if (steps_.empty()) return kNever;
   Seconds week_start = 0;
   const std::size_t i = locate(t, week_start);

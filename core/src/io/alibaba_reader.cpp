@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "io/header_columns.h"
 #include "io/line_source.h"
 #include "rlsched/io/workload_readers.h"
 #include "text/type_set.h"
@@ -17,67 +18,46 @@ namespace {
 
 
 // Positions of the header's columns; -1 where the file lacks one.
-struct Columns {
+struct PodColumns {
   int cpu_milli = -1, memory_mib = -1, num_gpu = -1, creation_time = -1, deletion_time = -1, scheduled_time = -1;
   int name = -1, gpu_milli = -1, gpu_spec = -1, qos = -1, pod_phase = -1;
   std::size_t count = 0;
 };
 
-struct ColumnName {
-  std::string_view name;
-  int Columns::*index;
-  bool required;
-};
-
 // Required columns first, so that a file with only the resource columns (openb_pod_list_multigpu50.csv) is told
 // about the first time column it lacks. Without pod_phase, an empty scheduled_time still marks a pending pod; without
 // gpu_milli, num_gpu alone gives the count.
-constexpr ColumnName kColumnNames[] = {
-    {"cpu_milli", &Columns::cpu_milli, true},
-    {"memory_mib", &Columns::memory_mib, true},
-    {"num_gpu", &Columns::num_gpu, true},
-    {"creation_time", &Columns::creation_time, true},
-    {"deletion_time", &Columns::deletion_time, true},
-    {"scheduled_time", &Columns::scheduled_time, true},
-    {"name", &Columns::name, false},
-    {"gpu_milli", &Columns::gpu_milli, false},
-    {"gpu_spec", &Columns::gpu_spec, false},
-    {"qos", &Columns::qos, false},
-    {"pod_phase", &Columns::pod_phase, false},
+constexpr ColumnName<PodColumns> kPodColumns[] = {
+    {"cpu_milli", &PodColumns::cpu_milli, true},
+    {"memory_mib", &PodColumns::memory_mib, true},
+    {"num_gpu", &PodColumns::num_gpu, true},
+    {"creation_time", &PodColumns::creation_time, true},
+    {"deletion_time", &PodColumns::deletion_time, true},
+    {"scheduled_time", &PodColumns::scheduled_time, true},
+    {"name", &PodColumns::name, false},
+    {"gpu_milli", &PodColumns::gpu_milli, false},
+    {"gpu_spec", &PodColumns::gpu_spec, false},
+    {"qos", &PodColumns::qos, false},
+    {"pod_phase", &PodColumns::pod_phase, false},
 };
 
 // \return "" when the header has every required column, else the message naming the first one missing.
-std::string read_header(std::string_view line, Columns& columns) {
-  std::vector<std::string_view> names;
-  split_into(line, ',', names);
-  columns.count = names.size();
-  for (const auto& column : kColumnNames) {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (trim(names[i]) == column.name) {
-        columns.*column.index = static_cast<int>(i);
-        break;
-      }
-    }
-    if (column.required && columns.*column.index < 0) return fmt::format("missing column '{}'", column.name);
-  }
-  return {};
-}
-
-std::string_view field(const std::vector<std::string_view>& fields, int index) {
-  return index >= 0 ? trim(fields[static_cast<std::size_t>(index)]) : std::string_view();
+std::string read_pod_header(std::string_view line, PodColumns& columns) {
+  const std::string_view missing = read_header_columns(line, ',', kPodColumns, columns);
+  return missing.empty() ? std::string() : fmt::format("missing column '{}'", missing);
 }
 
 // Fills `job` from one pod row. \return "" or why the pod is left out.
-std::string parse_row(const std::vector<std::string_view>& fields, const Columns& c, JobId id, Job& job) {
+std::string parse_row(const std::vector<std::string_view>& fields, const PodColumns& c, JobId id, Job& job) {
   const auto count = [&](int index, std::string_view name, long long& value) -> std::string {
-    const std::string_view text = field(fields, index);
+    const std::string_view text = column_text(fields, index);
     value = 0;
     if (index < 0 || (parse_int(text, value) && value >= 0 && value <= INT_MAX)) return {};
     return fmt::format("pod {}: {} is not a count (got '{}')", id, name, excerpt(text));
   };
   // An empty time means the event has not happened (a pending pod is not scheduled).
   const auto time = [&](int index, std::string_view name, long long& value, bool& present) -> std::string {
-    const std::string_view text = field(fields, index);
+    const std::string_view text = column_text(fields, index);
     present = !text.empty();
     if (!present || (parse_int(text, value) && value >= 0)) return {};
     return fmt::format("pod {}: {} is not a time in seconds (got '{}')", id, name, excerpt(text));
@@ -91,7 +71,7 @@ std::string parse_row(const std::vector<std::string_view>& fields, const Columns
                               time(c.scheduled_time, "scheduled_time", scheduled, has_scheduled)}) {
     if (!problem.empty()) return problem;
   }
-  const std::string_view phase = field(fields, c.pod_phase);
+  const std::string_view phase = column_text(fields, c.pod_phase);
   if (phase == "Pending") return fmt::format("pod {} never scheduled (Pending)", id);
   if (!has_scheduled) return fmt::format("pod {} has no scheduled_time (pod_phase '{}')", id, excerpt(phase));
   if (!has_created) return fmt::format("pod {} has no creation_time", id);
@@ -117,11 +97,11 @@ std::string parse_row(const std::vector<std::string_view>& fields, const Columns
   if (gpus > 0) {
     job.accel.count = static_cast<int>(gpus);
     job.accel.name = "gpu";
-    if (const std::string_view spec = field(fields, c.gpu_spec); !spec.empty()) {
+    if (const std::string_view spec = column_text(fields, c.gpu_spec); !spec.empty()) {
       job.accel.types = text::parse_type_set(spec);  // the trace repeats types in some sets ("V100M16|V100M32|V100M32")
     }
   }
-  job.qos = std::string(field(fields, c.qos));
+  job.qos = std::string(column_text(fields, c.qos));
   return {};
 }
 
@@ -135,14 +115,14 @@ Result<Workload> read_alibaba_pods(const std::string& path, const ReadOptions& o
   Workload workload;
   ReadReport& report = workload.report;
   report.source = path;
-  Columns columns;
+  PodColumns columns;
   bool have_header = false;
   std::vector<std::string_view> fields;
   std::string_view line;
   while (source.next(line)) {
     if (trim(line).empty()) continue;
     if (!have_header) {
-      if (std::string problem = read_header(line, columns); !problem.empty()) {
+      if (std::string problem = read_pod_header(line, columns); !problem.empty()) {
         return Status::InvalidInput(fmt::format("{}: {}", source.where(), problem));
       }
       have_header = true;

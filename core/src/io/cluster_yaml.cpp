@@ -38,9 +38,6 @@ const Keys kQosKeys = {"name", "priority"};
 const Keys kPriorityKeys = {"weights", "max_age", "decay_half_life", "calc_period", "favor_small"};
 const Keys kWeightKeys = {"age", "fairshare", "job_size", "partition", "qos", "site"};
 
-// Slurm's own ceiling for PriorityJobFactor and PriorityTier.
-constexpr long long kMaxPartitionPriority = 65533;
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;

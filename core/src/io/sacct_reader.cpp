@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "io/header_columns.h"
 #include "io/line_source.h"
 #include "io/time_parse.h"
 #include "rlsched/io/workload_readers.h"
@@ -19,60 +20,38 @@ namespace {
 
 
 // Positions of the header's fields; -1 where the dump lacks one.
-struct Columns {
+struct SacctColumns {
   int job_id_raw = -1, submit = -1, start = -1, end = -1, state = -1;  // required
   int elapsed = -1, timelimit_raw = -1, req_tres = -1, alloc_tres = -1, nnodes = -1, ncpus = -1;
   int user = -1, account = -1, partition = -1, qos = -1, job_name = -1, node_list = -1;
   std::size_t count = 0;
 };
 
-struct ColumnName {
-  std::string_view name;
-  int Columns::*index;
-  bool required;
+constexpr ColumnName<SacctColumns> kSacctColumns[] = {
+    {"JobIDRaw", &SacctColumns::job_id_raw, true},
+    {"Submit", &SacctColumns::submit, true},
+    {"Start", &SacctColumns::start, true},
+    {"End", &SacctColumns::end, true},
+    {"State", &SacctColumns::state, true},
+    {"Elapsed", &SacctColumns::elapsed, false},
+    {"TimelimitRaw", &SacctColumns::timelimit_raw, false},
+    {"ReqTRES", &SacctColumns::req_tres, false},
+    {"AllocTRES", &SacctColumns::alloc_tres, false},
+    {"NNodes", &SacctColumns::nnodes, false},
+    {"NCPUS", &SacctColumns::ncpus, false},
+    {"User", &SacctColumns::user, false},
+    {"Account", &SacctColumns::account, false},
+    {"Partition", &SacctColumns::partition, false},
+    {"QOS", &SacctColumns::qos, false},
+    {"JobName", &SacctColumns::job_name, false},
+    {"NodeList", &SacctColumns::node_list, false},
 };
 
-constexpr ColumnName kColumnNames[] = {
-    {"JobIDRaw", &Columns::job_id_raw, true},
-    {"Submit", &Columns::submit, true},
-    {"Start", &Columns::start, true},
-    {"End", &Columns::end, true},
-    {"State", &Columns::state, true},
-    {"Elapsed", &Columns::elapsed, false},
-    {"TimelimitRaw", &Columns::timelimit_raw, false},
-    {"ReqTRES", &Columns::req_tres, false},
-    {"AllocTRES", &Columns::alloc_tres, false},
-    {"NNodes", &Columns::nnodes, false},
-    {"NCPUS", &Columns::ncpus, false},
-    {"User", &Columns::user, false},
-    {"Account", &Columns::account, false},
-    {"Partition", &Columns::partition, false},
-    {"QOS", &Columns::qos, false},
-    {"JobName", &Columns::job_name, false},
-    {"NodeList", &Columns::node_list, false},
-};
-
-// \return "" when the header has every required field, else the message naming the first one missing.
-std::string read_header(std::string_view line, Columns& columns) {
-  std::vector<std::string_view> names;
-  split_into(line, '|', names);
-  columns.count = names.size();
-  for (const auto& column : kColumnNames) {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (trim(names[i]) == column.name) {
-        columns.*column.index = static_cast<int>(i);
-        break;
-      }
-    }
-    if (column.required && columns.*column.index < 0) {
-      return fmt::format("missing field '{}' (is this `sacct --parsable2` output with its header line?)", column.name);
-    }
-  }
-  return {};
-}
-
-std::string_view field(const std::vector<std::string_view>& fields, int index) {
-  return index >= 0 ? trim(fields[static_cast<std::size_t>(index)]) : std::string_view();
+// \return "" when the header has every required column, else the message naming the first one missing.
+std::string read_sacct_header(std::string_view line, SacctColumns& columns) {
+  const std::string_view missing = read_header_columns(line, '|', kSacctColumns, columns);
+  if (missing.empty()) return {};
+  return fmt::format("missing field '{}' (is this `sacct --parsable2` output with its header line?)", missing);
 }
 
 // One GRES kind in a TRES string: "gres/gpu=2" (typeless total) and "gres/gpu:h200=2" (per type).
@@ -161,15 +140,15 @@ bool parse_count(std::string_view text, long long& value) {
 }
 
 // Fills `entry` from one job record (not a step). \return "" or what is wrong with the record.
-std::string parse_record(const std::vector<std::string_view>& fields, const Columns& c, Entry& entry) {
+std::string parse_record(const std::vector<std::string_view>& fields, const SacctColumns& c, Entry& entry) {
   Job& job = entry.job;
-  const std::string_view id_text = field(fields, c.job_id_raw);
+  const std::string_view id_text = column_text(fields, c.job_id_raw);
   long long id = 0;
   if (!parse_int(id_text, id) || id < 0) {
     return fmt::format("JobIDRaw is not a job number (got '{}')", excerpt(id_text));
   }
   job.id = id;
-  const std::string_view submit = field(fields, c.submit);
+  const std::string_view submit = column_text(fields, c.submit);
   switch (parse_slurm_time(submit, job.submit)) {
     case TimeField::kValue:
       break;
@@ -179,7 +158,7 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
       return fmt::format("job {}: Submit is not a time (got '{}')", job.id, excerpt(submit));
   }
   const auto read_time = [&](int index, const char* name, Seconds& value, bool& present) -> std::string {
-    const std::string_view text = field(fields, index);
+    const std::string_view text = column_text(fields, index);
     const TimeField parsed = parse_slurm_time(text, value);
     if (parsed == TimeField::kInvalid) {
       return fmt::format("job {}: {} is not a time (got '{}')", job.id, name, excerpt(text));
@@ -189,13 +168,13 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
   };
   if (std::string problem = read_time(c.start, "Start", entry.start, entry.started); !problem.empty()) return problem;
   if (std::string problem = read_time(c.end, "End", entry.end, entry.ended); !problem.empty()) return problem;
-  entry.state = std::string(field(fields, c.state));
+  entry.state = std::string(column_text(fields, c.state));
   // Some Slurm versions give a job cancelled while pending a Start equal to its End; its NodeList tells the truth.
-  if (field(fields, c.node_list) == "None assigned") entry.started = false;
+  if (column_text(fields, c.node_list) == "None assigned") entry.started = false;
 
   if (entry.started && entry.ended) {
     // Elapsed leaves out time suspended and does not jump at daylight-saving changes, unlike End - Start.
-    const std::string_view elapsed = field(fields, c.elapsed);
+    const std::string_view elapsed = column_text(fields, c.elapsed);
     if (elapsed.empty()) {
       job.run_time = entry.end - entry.start;
     } else if (!parse_elapsed(elapsed, job.run_time)) {
@@ -203,7 +182,7 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
     }
   }
 
-  const std::string_view limit = field(fields, c.timelimit_raw);
+  const std::string_view limit = column_text(fields, c.timelimit_raw);
   long long minutes = 0;
   if (limit.empty() || limit == "UNLIMITED" || limit == "Partition_Limit") {
     job.time_limit = 0;  // no limit of its own: filled with the run time below
@@ -214,17 +193,17 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
   }
 
   Tres req, alloc;
-  if (std::string problem = parse_tres(field(fields, c.req_tres), req); !problem.empty()) {
+  if (std::string problem = parse_tres(column_text(fields, c.req_tres), req); !problem.empty()) {
     return fmt::format("job {}: ReqTRES: {}", job.id, problem);
   }
-  if (std::string problem = parse_tres(field(fields, c.alloc_tres), alloc); !problem.empty()) {
+  if (std::string problem = parse_tres(column_text(fields, c.alloc_tres), alloc); !problem.empty()) {
     return fmt::format("job {}: AllocTRES: {}", job.id, problem);
   }
   long long count = req.cpu;
-  if (count < 0 && !parse_count(field(fields, c.ncpus), count)) count = 1;
+  if (count < 0 && !parse_count(column_text(fields, c.ncpus), count)) count = 1;
   job.cpus = static_cast<int>(std::max(count, 1LL));
   count = req.node;
-  if (count < 0 && !parse_count(field(fields, c.nnodes), count)) count = 0;
+  if (count < 0 && !parse_count(column_text(fields, c.nnodes), count)) count = 0;
   job.nodes = static_cast<int>(count);
   if (req.mem_mb > 0) {
     // ReqTRES gives the job's total; Job::mem_mb is per node.
@@ -245,12 +224,12 @@ std::string parse_record(const std::vector<std::string_view>& fields, const Colu
     }
   }
 
-  job.user = std::string(field(fields, c.user));
-  job.account = std::string(field(fields, c.account));
-  job.qos = std::string(field(fields, c.qos));
-  job.job_class = std::string(field(fields, c.job_name));
+  job.user = std::string(column_text(fields, c.user));
+  job.account = std::string(column_text(fields, c.account));
+  job.qos = std::string(column_text(fields, c.qos));
+  job.job_class = std::string(column_text(fields, c.job_name));
   job.partitions.clear();
-  if (const std::string_view partitions = field(fields, c.partition); !partitions.empty()) {
+  if (const std::string_view partitions = column_text(fields, c.partition); !partitions.empty()) {
     std::vector<std::string_view> names;
     split_into(partitions, ',', names);
     for (std::string_view name : names) {
@@ -290,7 +269,7 @@ Result<Workload> read_sacct(const std::string& path, const ReadOptions& options)
   Workload workload;
   ReadReport& report = workload.report;
   report.source = path;
-  Columns columns;
+  SacctColumns columns;
   bool have_header = false;
   std::vector<std::string_view> fields;
   std::vector<Entry> entries;  // one per job, in order of first appearance
@@ -299,7 +278,7 @@ Result<Workload> read_sacct(const std::string& path, const ReadOptions& options)
   while (source.next(line)) {
     if (trim(line).empty()) continue;
     if (!have_header) {
-      if (std::string problem = read_header(line, columns); !problem.empty()) {
+      if (std::string problem = read_sacct_header(line, columns); !problem.empty()) {
         return Status::InvalidInput(fmt::format("{}: {}", source.where(), problem));
       }
       have_header = true;
@@ -312,7 +291,7 @@ Result<Workload> read_sacct(const std::string& path, const ReadOptions& options)
     if (fields.size() != columns.count) {
       problem = fmt::format("expected {} fields as in the header, got {}{}", columns.count, fields.size(),
                             fields.size() > columns.count ? " (a '|' inside a field such as JobName?)" : "");
-    } else if (field(fields, columns.job_id_raw).find('.') != std::string_view::npos) {
+    } else if (column_text(fields, columns.job_id_raw).find('.') != std::string_view::npos) {
       ++report.merged;  // a step ("N.batch", "N.0"): its resources and time are its job's
       continue;
     } else {

@@ -21,9 +21,6 @@ namespace rlsched::io {
 
 namespace {
 
-// Slurm's own ceiling for PriorityJobFactor and PriorityTier.
-constexpr long long kMaxPartitionPriority = 65533;
-
 struct Token {
   std::string key;   // lower case: slurm.conf keys are case-insensitive
   std::string name;  // as written, for messages

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "file_io.h"
 #include "model_impl.h"
 #include "rlsched/features.h"
 #include "rlsched/policy/model.h"
@@ -97,10 +98,6 @@ struct DigestCtx {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   ~DigestCtx() { EVP_MD_CTX_free(ctx); }
 };
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
 
 /// Writes bytes to a fresh temporary file beside `path`. \return its name.
 Result<std::string> write_temp_beside(const std::string& path, const std::string& bytes) {

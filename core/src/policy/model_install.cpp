@@ -20,8 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string errno_text() { return std::strerror(errno); }
-
 std::string card_of(const std::string& model) {
   return fs::path(model).replace_extension(".md").string();
 }
