@@ -76,11 +76,7 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
   q.time_limit = r.limit;
   q.partitions = j.partitions.empty() ? config_.placement.partitions : j.partitions;
   q.job_class = j.job_class;
-  placement::Decision d = placement::place(q, parts, options);
-  if (d.placed && d.count != j.accel.count) {  // a count_scale move: see PlacementSettings::gres_equivalence
-    options.gres_equivalence.clear();
-    d = placement::place(q, parts, options);
-  }
+  const placement::Decision d = placement::place(q, parts, options);
   if (!d.placed) return;  // the request stays as submitted; make_request already rejected what can never run
   std::vector<std::pair<int, int>> set;  // (partition, type) of each member, best first
   for (const placement::SetMember& m : d.set) {
@@ -88,7 +84,15 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
     if (type == nullptr) return;
     set.emplace_back(m.partition, static_cast<int>(type - cluster_.accelerator_types.data()));
   }
-  if (!pin_set(cluster_, topology_, idle_, j, set, r)) return;
+  if (d.count == j.accel.count) {  // the same devices, of this GRES or of an equivalent one
+    if (!pin_set(cluster_, topology_, idle_, j, set, r)) return;
+  } else {  // a move to a type of another count_scale: the job asks for what job_submit/rlsched writes
+    Job moved = j;
+    moved.accel.count = d.count;
+    moved.accel.name = d.gres;
+    if (placed_jobs_.empty() || !pin_set(cluster_, topology_, idle_, moved, set, r)) return;
+    placed_jobs_[static_cast<std::size_t>(job)] = std::move(moved);
+  }
   double predicted = d.set.front().wait;
   for (const placement::SetMember& m : d.set) predicted = std::min(predicted, m.wait);
   outcomes_[job].predicted_wait = predicted;

@@ -24,12 +24,19 @@ constexpr int kUrgentTier = 1 << 20;
     if (!(condition)) throw std::logic_error(fmt::format(__VA_ARGS__)); \
   } while (0)
 
+bool placement_may_scale_counts(const Cluster& cluster, const SimConfig& config) {
+  if (config.placement.mode != Placement::kPredictive) return false;
+  return std::any_of(cluster.accelerator_types.begin(), cluster.accelerator_types.end(),
+                     [](const AcceleratorType& t) { return t.count_scale != 1.0; });
+}
+
 }  // namespace
 
 SlurmSim::SlurmSim(const Cluster& cluster, const std::vector<Job>& jobs, const Scorer& scorer, const SimConfig& config,
                    const SimStart* start)
     : cluster_(cluster),
-      jobs_(jobs),
+      placed_jobs_(placement_may_scale_counts(cluster, config) ? jobs : std::vector<Job>()),
+      jobs_(placement_may_scale_counts(cluster, config) ? placed_jobs_ : jobs),
       scorer_(scorer),
       config_(config),
       topology_(cluster),

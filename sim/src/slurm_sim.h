@@ -200,6 +200,9 @@ class SlurmSim {
   void check_invariants() const;
 
   const Cluster& cluster_;
+  /// The jobs as job_submit/rlsched leaves them: a copy only when predictive placement may change a job's device
+  /// count and GRES name (a type with count_scale != 1), else empty and jobs_ is the caller's.
+  std::vector<Job> placed_jobs_;
   const std::vector<Job>& jobs_;
   const Scorer& scorer_;
   const SimConfig& config_;

@@ -127,10 +127,38 @@ TEST_CASE("predictive placement moves only portable classes to another GRES name
   // Without the class in gres_portable_classes, the same job stays on gpu.
   settings.gres_portable_classes.clear();
   CHECK(type_of(c, run(c, jobs, settings), 3) != "910b");
-  // With count_scale 2 on the 910b the move would need 8 NPUs; the simulator runs trace counts, so it keeps gpu.
+  // With count_scale 2 on the 910b the move needs 8 NPUs, more than npu-1 has: the job stays on gpu.
   settings.gres_portable_classes = {"xpu"};
   c.accelerator_types[2].count_scale = 2.0;
   CHECK(type_of(c, run(c, jobs, settings), 3) != "910b");
+}
+
+TEST_CASE("a move to a type of another count_scale runs with the device count job_submit/rlsched writes",
+          "[sim][placement]") {
+  // As above, with npu-1 holding 8 910b of count_scale 2: the xpu job's gpu:4 becomes npu:8, and it holds all
+  // eight NPUs for its 1,250 s.
+  Cluster c = gpu_cluster();
+  c.accelerator_types.push_back(AcceleratorType{"910b", "npu", 0.8, {}, 2.0});
+  c.nodes.push_back(Node{"npu-1", 8, 0, {GresCount{"npu", "910b", 8}}});
+  c.partitions.push_back(Partition{"npu", {2}, 1, 1, 0, false});
+  std::vector<Job> jobs = {gpu_job(1, 0, 200000, 4, {"h200"}), gpu_job(2, 0, 200000, 4, {"a100"}),
+                           gpu_job(3, 10, 1000, 4), gpu_job(4, 20, 1000, 4), gpu_job(5, 30, 1000, 1)};
+  jobs[3].job_class = "xpu";
+  jobs[4].job_class = "xpu";
+  const PlacementSettings settings{Placement::kPredictive, {"h200", "a100", "npu"}, 3600, 1.1, {{"gpu", "npu"}},
+                                   {"xpu"}};
+  const Run r = run(c, jobs, settings);
+  REQUIRE(type_of(c, r, 3) == "910b");
+  CHECK(r.result.outcomes[3].wait() == 0);
+  CHECK(r.result.outcomes[3].run() == 1250);
+  CHECK(r.result.outcomes[3].allocated_accelerator_seconds == Approx(8 * 1250.0));
+  // The next xpu job (gpu:1, so npu:2) finds the NPUs taken and waits for them, not beside them.
+  REQUIRE(type_of(c, r, 4) == "910b");
+  CHECK(r.result.outcomes[4].start >= r.result.outcomes[3].end);
+  CHECK(r.result.outcomes[4].allocated_accelerator_seconds == Approx(2 * 1250.0));
+  // The caller's jobs are left as they were.
+  CHECK(jobs[3].accel.count == 4);
+  CHECK(jobs[3].accel.name == "gpu");
 }
 
 TEST_CASE("scale_to_load stretches arrivals to the offered accelerator load", "[sim][placement]") {

@@ -20,8 +20,8 @@
 //  - how a job that allows several accelerator types gets one (SimConfig::placement): left to the scheduler
 //    (fastest free type, or type-blind first fit in node order), pinned at submit to the type the trace recorded or
 //    to its fastest type, or pinned by job_submit/rlsched's predictive decision (rlsched/placement.h) made on the
-//    simulator's own queue state. Accelerator counts and GRES names stay as the job asked (no count_scale, no
-//    gres_equivalence);
+//    simulator's own queue state, which may move a job of a portable class to an equivalent GRES name with the
+//    device count its count_scale gives (PlacementSettings::gres_equivalence);
 //  - preemption (SimConfig::preemption, rlsched/sim/preemption.h): none, Slurm's preempt/qos REQUEUE, or
 //    checkpoint-aware preemption with grace, resume from checkpoint and restart overhead.
 #pragma once
@@ -76,9 +76,8 @@ struct PlacementSettings {
   /// predicted completion is within slack x the best's and starts in whichever can start it first.
   double slack = placement::Options::kDefaultSlack;
   /// kPredictive: GRES names a job of a portable class may move between (rlsched.yaml gres_equivalence and
-  /// job_classes[].gres_portable), as in job_submit/rlsched, with the same count_scale rule. The simulator runs a
-  /// job with its trace's device count, so a move that would change the count is not taken: the job is placed
-  /// again among the pools of its own GRES name.
+  /// job_classes[].gres_portable), as in job_submit/rlsched, with the same count_scale rule: a job moved to a type
+  /// of another count_scale runs with the device count and GRES name job_submit/rlsched writes.
   std::vector<std::vector<std::string>> gres_equivalence{};
   std::vector<std::string> gres_portable_classes{};
 };
