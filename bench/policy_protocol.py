@@ -3,7 +3,8 @@
 rules of thumb on workloads it never saw?
 
     python3 bench/policy_protocol.py [--protocol loo,time-split,shipped] [--workloads lublin,ricc,...]
-        [--train-minutes 10] [--seed 1] [--rlsched build/release/tools/rlsched] [--out FILE.md] [--keep DIR]
+        [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
+        [--out FILE.md] [--keep DIR]
 
 Three protocols, each judged in the Slurm model with the configuration the plugins run (`--config
 slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank as site factor at
@@ -84,7 +85,7 @@ def train(args, name, sources, folder, log):
     """Trains on `sources` (workload specs) with the default options; returns the model path and seconds."""
     model = os.path.join(folder, f"{name}.pt")
     cmd = [args.rlsched, "train", "--config", CONFIG, "--output", model, "--threads", str(args.threads),
-           "--time-budget", str(args.train_minutes), "--seed", str(args.seed)]
+           "--time-budget", str(args.train_minutes), "--seed", str(args.seed)] + args.train_arg
     for spec in sources:  # one --cluster per --trace ("implied": the SWF header's machine)
         cmd += ["--trace", spec["trace"], "--cluster", spec.get("cluster", "implied")]
     return model, run(cmd, log)
@@ -142,6 +143,8 @@ def main():
     p.add_argument("--train-minutes", type=float, default=10, help="each training run's --time-budget")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
+    p.add_argument("--train-arg", action="append", default=[],
+                   help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
     p.add_argument("--backfill", default="easy,none")
     p.add_argument("--out", help="write the Markdown report here too")
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
