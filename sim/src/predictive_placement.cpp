@@ -104,6 +104,7 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
     e.job = job;
     e.partition = d.partition;
     e.accelerator_type = t;
+    e.accelerators = jobs_[job].accel.count;
     e.partitions = r.partitions;
     config_.observer(e);
   }

@@ -100,6 +100,9 @@ struct ScheduleEvent {
   Seconds reserved_start = 0;  ///< kReservation: when the job is expected to start
   int partition = -1;
   int accelerator_type = -1;
+  /// kPlacement: the devices the job now asks for, of accelerator_type's GRES (its own count, or the count_scale
+  /// move's).
+  int accelerators = 0;
   /// kPlacement: every partition the job may start in, best first (one when pinned; with two or more the job
   /// asks for its GRES without a type, as job_submit/rlsched writes it).
   std::vector<int> partitions;
