@@ -161,18 +161,16 @@ void HealthWriter::write_once() {
 
 void HealthWriter::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
+  while (!stop_) {
     lock.unlock();
     write_once();
     lock.lock();
-    if (stop_) break;
-    cv_.wait_for(lock, std::chrono::seconds(interval_));
-    if (stop_) {
-      lock.unlock();
-      write_once();  // the final counts
-      return;
-    }
+    if (!stop_) cv_.wait_for(lock, std::chrono::seconds(interval_));
   }
+  lock.unlock();
+  // The final counts, always: a stop that came while a record was being written (the first one, slow under load)
+  // used to end the loop without one, losing what was scored after that record was rendered.
+  write_once();
 }
 
 }  // namespace rlsched::capi
