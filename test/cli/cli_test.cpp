@@ -29,6 +29,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/workload_generator.h"
+#include "test_data.h"
 #include "text_checks.h"
 
 extern char** environ;
@@ -43,7 +44,7 @@ using rlsched::sim::EvaluationOptions;
 using rlsched::sim::PolicyResult;
 
 const std::string kCli = RLSCHED_CLI;
-const std::string kData = RLSCHED_TEST_DATA;
+using rlsched::test::kData;
 const std::string kSmallSwf = kData + "/swf/small.swf";
 const std::string kMalformedSwf = kData + "/swf/malformed.swf";
 const std::string kLabSacct = kData + "/sacct/slurm22.05-lab.txt";
