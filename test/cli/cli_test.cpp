@@ -405,15 +405,19 @@ TEST_CASE("simulate on a GPU cluster reports per-type metrics and writes one CSV
   std::istringstream lines(slurp(csv));
   std::string line;
   REQUIRE(std::getline(lines, line));
-  CHECK(line == "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes");
+  CHECK(line ==
+        "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes,"
+        "predicted_wait");
   std::vector<std::string> rows;
   while (std::getline(lines, line)) rows.push_back(line);
   REQUIRE(rows.size() == workload.jobs.size());
   bool gpu_row = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     INFO(rows[i]);
-    CHECK(std::count(rows[i].begin(), rows[i].end(), ',') == 13);  // the lab's jobs use one node each
-    const std::string node = rows[i].substr(rows[i].rfind(',') + 1);
+    CHECK(std::count(rows[i].begin(), rows[i].end(), ',') == 14);  // the lab's jobs use one node each
+    CHECK(rows[i].back() == ',');                                  // no --placement predictive: no predicted wait
+    const std::string fields = rows[i].substr(0, rows[i].size() - 1);
+    const std::string node = fields.substr(fields.rfind(',') + 1);
     CHECK((node == "h200-1" || node == "a100-1" || node == "npu-1"));
     CHECK(rows[i].rfind(std::to_string(workload.jobs[i].id) + ",", 0) == 0);
     gpu_row = gpu_row || contains(rows[i], ",h200,h200,");
@@ -519,6 +523,37 @@ TEST_CASE("evaluate --placement on a Gavel folder matches the library placement 
     CHECK(doc["results"][i].at("placement") == names[i]);
     check_result(doc["results"][i], want);
   }
+
+  // simulate --outcomes: each placed job's predicted wait beside its actual one, as the library predicted it.
+  const std::string csv = dir.file("outcomes.csv");
+  const Run sim_run = run_cli({"simulate", "--trace", gavel, "--any-of", gavel + "/pods.csv", "--cluster", cluster_file,
+                               "--load", "0.8", "--policy", "fcfs", "--placement", "predictive",
+                               "--placement-partitions", "k80,p100,v100", "--outcomes", csv});
+  INFO(sim_run.err);
+  REQUIRE(sim_run.exit_code == 0);
+  EvaluationOptions options;
+  options.sim.placement = {rlsched::sim::Placement::kPredictive, {"k80", "p100", "v100"}, 3600};
+  options.keep_outcomes = true;
+  const PolicyResult want = evaluate(derived->workload, &*cluster, "fcfs", options);
+  std::istringstream lines(slurp(csv));
+  std::string line;
+  REQUIRE(std::getline(lines, line));
+  CHECK(line.substr(line.rfind(',') + 1) == "predicted_wait");
+  std::size_t row = 0, predicted = 0;
+  while (std::getline(lines, line)) {
+    REQUIRE(row < want.outcomes.size());
+    INFO(line);
+    const double expected = want.outcomes[row++].predicted_wait;
+    const std::string field = line.substr(line.rfind(',') + 1);
+    if (expected < 0) {
+      CHECK(field.empty());
+    } else {
+      ++predicted;
+      CHECK(std::stod(field) == Approx(expected).margin(0.5));
+    }
+  }
+  CHECK(row == want.outcomes.size());
+  CHECK(predicted > 0);
 }
 
 TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts") {

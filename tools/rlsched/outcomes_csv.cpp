@@ -1,5 +1,6 @@
 #include "outcomes_csv.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -60,7 +61,8 @@ Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
                           const sim::EnergyReport* energy) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) return Status::IoError(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
-  file << "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes"
+  file << "id,user,submit,start,end,wait,run,state,partition,accelerator_type,cpus,accelerators,restarts,nodes,"
+          "predicted_wait"
        << (energy ? ",kwh,cost,co2_g" : "") << '\n';
   for (const sim::JobOutcome& o : outcomes) {
     const Job& job = jobs.at(o.job);
@@ -72,7 +74,8 @@ Status write_outcomes_csv(const std::string& path, const std::vector<Job>& jobs,
          << time_or_empty(ended, o.end) << ',' << time_or_empty(started, o.wait()) << ','
          << time_or_empty(ended, o.run()) << ',' << sim::to_string(o.state) << ',' << csv_field(partition) << ','
          << csv_field(type) << ',' << o.cpus << ',' << o.accelerators << ',' << o.restarts << ','
-         << csv_field(node_names(o.nodes, cluster));
+         << csv_field(node_names(o.nodes, cluster)) << ',';
+    if (o.predicted_wait >= 0) file << fmt::format("{:.0f}", std::max(o.predicted_wait, 0.0) + 0.0);  // never "-0"
     if (energy && o.job < energy->jobs.size()) {
       const sim::EnergyFigures& e = energy->jobs[o.job];
       file << ',' << fmt::format("{:.6g},{:.6g},{:.6g}", e.kwh, e.cost, e.co2_g);
