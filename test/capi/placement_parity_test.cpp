@@ -202,13 +202,14 @@ TEST_CASE("the simulator and job_submit/rlsched place every job alike", "[placem
   REQUIRE(run.ok());
   CHECK(decisions == static_cast<int>(jobs.size()));
   CHECK(agreed == decisions);
-  // The workload is busy enough that each type is chosen alone and both together, in either order (a set: the
-  // other type finishes within 1.2 x the best's predicted completion), and that xpu jobs move to the NPUs with twice
-  // their count. Measured: 22 fast/v100, 7 slow/k80, 14 fast,slow, 5 slow,fast and 12 npu/910b of the 60.
+  // The workload is busy enough that the v100 is chosen alone and both types together, in either order, and that
+  // xpu jobs move to the NPUs with twice their count. The k80 is never alone: the v100 is faster for every class, so
+  // it joins every set the k80 leads (late binding: if it frees first after all, the job only gains). Measured: 20
+  // fast/v100, 16 fast,slow, 12 slow,fast and 12 npu/910b of the 60.
   CHECK(chosen["fast/v100"] >= 10);
-  CHECK(chosen["slow/k80"] >= 4);
+  CHECK(chosen["slow/k80"] == 0);
   CHECK(chosen["fast,slow/"] >= 5);
-  CHECK(chosen["slow,fast/"] >= 3);
+  CHECK(chosen["slow,fast/"] >= 5);
   CHECK(moved_counts.size() >= 5);
   for (const auto& [asked, moved] : moved_counts) CHECK(moved == 2 * asked);
 }

@@ -136,7 +136,8 @@ def submit_workload(lab: Lab) -> dict[int, tuple[str, list[str]]]:
 
 
 def show_mapping(lab: Lab, jobs: dict[int, tuple[str, list[str]]]) -> str:
-    """Step 2: each typeless GPU request has a GPU type, a partition and the plugin's reason."""
+    """Step 2: each typeless GPU request has a GPU type and a partition, or a set of per-type partitions (Slurm
+    starts it in whichever frees first), and the plugin's reason."""
     say("where the typeless GPU requests went (job_submit/rlsched, at submit; the reason is in AdminComment)")
     print(f"{'job':>5} {'name':<17} {'asked':<13} {'partition':<9} {'got (TRES per node)':<20} why")
     mapped, unmapped = 0, []
@@ -151,13 +152,16 @@ def show_mapping(lab: Lab, jobs: dict[int, tuple[str, list[str]]]) -> str:
         print(f"{job:>5} {name:<17} {asked[len('--gres='):]:<13} {info.get('Partition', ''):<9} {got:<20} "
               f"{why or '(none)'}")
         typed = re.fullmatch(r"gres:gpu:[a-z0-9]+:\d+", got) is not None
-        if typed and why.startswith("rlsched: ") and info.get("Partition") != "all":
+        partitions = info.get("Partition", "").split(",")
+        a_set = (len(partitions) > 1 and re.fullmatch(r"gres:gpu:\d+", got) is not None
+                 and "may also start in" in why)
+        if (typed or a_set) and why.startswith("rlsched: ") and "all" not in partitions:
             mapped += 1
         else:
             unmapped.append(f"job {job} ({name}): partition {info.get('Partition')}, {got}, reason {why or 'none'}")
     if unmapped:
         raise StepFailed("typeless GPU requests left unmapped: " + "; ".join(unmapped))
-    return f"{mapped} typeless GPU jobs mapped to a type and partition, each with its reason"
+    return f"{mapped} typeless GPU jobs mapped to a type and partition or a set of them, each with its reason"
 
 
 def show_site_factors(lab: Lab) -> str:

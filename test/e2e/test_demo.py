@@ -69,12 +69,17 @@ def test_slurmctld_loaded_the_shipped_model_and_no_plugin_refused_its_config(
 
 def test_the_three_typeless_gpu_jobs_were_mapped_with_a_reason(demo: tuple[subprocess.CompletedProcess, Path]) -> None:
     log = slurmctld_log(demo[1])
-    mapped = re.findall(r"job_submit/rlsched: uid 0 job any-gpu-\S+: rlsched: gpu:(\d) -> gpu:(h200|a100):(\d)", log)
+    # Each gets a type (gpu:a100:2) or a set of per-type partitions with a typeless GRES (gpu:2, "may also start in").
+    mapped = re.findall(r"job_submit/rlsched: uid 0 job any-gpu-\S+: rlsched: gpu:(\d) -> gpu:(?:(?:h200|a100):)?(\d): "
+                        r"gpu:(?:h200|a100) in partition (?:h200|a100)(.*)", log)
     assert len(mapped) == 3, log[-3000:]
-    assert all(asked == got for asked, _, got in mapped), mapped
+    assert all(asked == got for asked, got, _ in mapped), mapped
     out = demo[0].stdout
-    assert len(re.findall(r"^ +\d+ any-gpu-\S+ +gpu:\d +(h200|a100) +gres:gpu:(h200|a100):\d +rlsched: gpu:\d -> ",
-                          out, re.M)) == 3, out
+    rows = re.findall(r"^ +\d+ any-gpu-\S+ +gpu:\d +(h200|a100|a100,h200|h200,a100) +gres:gpu:(?:(?:h200|a100):)?\d +"
+                      r"rlsched: gpu:\d -> (.*)$", out, re.M)
+    assert len(rows) == 3, out
+    for partition, why in rows:
+        assert ("," in partition) == ("may also start in" in why), (partition, why)
 
 
 def test_site_factors_were_written_and_differ(demo: tuple[subprocess.CompletedProcess, Path]) -> None:

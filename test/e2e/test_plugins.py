@@ -123,19 +123,24 @@ def test_typeless_gpu_job_is_mapped_to_the_faster_idle_type(lab: Lab) -> None:
 def test_typeless_gpu_job_goes_to_a100_while_h200_is_busy(lab: Lab) -> None:
     blocker = ph.occupy(lab, "h200", "gpu:h200:4", minutes=60)
     try:
+        # The a100 first; the faster h200 stays in the set (late binding: should it free first, the job gains), so
+        # the request is a partition list with a typeless GRES, and Slurm starts it on the idle a100.
         job = lab.sbatch("-J", "any-gpu-busy", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
         info = lab.job(job)
-        assert info["TresPerNode"] == lab.tres("gpu:a100:2"), f"h200-1's 4 GPUs are all allocated: {info['AdminComment']}"
-        assert "next best gpu:h200" in info["AdminComment"], info
+        assert info["Partition"] == "a100,h200", f"h200-1's 4 GPUs are all allocated: {info['AdminComment']}"
+        assert info["TresPerNode"] == lab.tres("gpu:2"), info
+        assert "next best gpu:h200" in info["AdminComment"] and "may also start in h200" in info["AdminComment"], info
         assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
-        assert lab.log_lines(r"job_submit/rlsched: uid 0 job any-gpu-busy: rlsched: gpu:2 -> gpu:a100:2")
+        assert lab.log_lines(r"job_submit/rlsched: uid 0 job any-gpu-busy: rlsched: gpu:2 -> gpu:2: gpu:a100 in "
+                             r"partition a100")
     finally:
         cancel(lab, blocker)
 
 
 def test_job_class_speeds_decide_the_type(lab: Lab) -> None:
     """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide. The
-    h200 (10 / 0.9 = 11.1 min) is beyond the default slack (1.1 x 10 min on the a100): the a100 alone."""
+    h200 (10 / 0.9 = 11.1 min) is slower than the idle a100 (10 min), beyond the default slack (1.0): the
+    a100 alone."""
     job = lab.sbatch("-J", "membound-embed", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
     info = lab.job(job)
     assert info["TresPerNode"] == lab.tres("gpu:a100:2"), info

@@ -229,8 +229,9 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
           ->type_name("LIST");
   CLI::Option* placement_slack =
       app.add_option("--placement-slack", options.placement_slack,
-                     "Predictive placement keeps every partition whose predicted completion is within this factor of "
-                     "the best (rlsched.yaml placement.slack; 1: the best only); default: the config's")
+                     "Predictive placement keeps every partition where the job, started when the earlier of it and "
+                     "the best frees, finishes within this factor of the best's predicted completion (rlsched.yaml "
+                     "placement.slack; 1: the best and every type at least as fast); default: the config's")
           ->type_name("FACTOR")
           ->check(CLI::Range(1.0, 10.0));
   app.add_option("--any-of", options.any_of,

@@ -16,8 +16,12 @@
 // design.
 //
 // The set. Slurm binds late: a job allowed several partitions starts in whichever can start it first. So the
-// decision is a set, not a point: every pool whose predicted completion is within `slack` times the best one's
-// (Options::slack), in order of predicted completion, as long as Slurm 22.05 can be told exactly that set with one
+// decision is a set, not a point: every pool whose late-binding completion is within `slack` times the best one's
+// predicted completion (Options::slack), in order of predicted completion. A pool's late-binding completion is the
+// latest the job may finish if it is allowed there too: it starts there no later than the earlier of the two
+// predicted waits, then runs at that pool's speed (min(wait, best wait) + run). So a pool at least as fast as the
+// best but predicted to free later is always in (if the prediction is wrong, it only helps), and a slower one only
+// when its run fits within the slack. As long as Slurm 22.05 can be told exactly that set with one
 // request: a partition list and a typeless GRES. That holds when each member's partition offers the request's GRES
 // in one type only (a per-type partition: a typeless request there can only get that type), all members share the
 // GRES name and the device count, and each partition and each type appears once (two partitions offering the same
@@ -81,12 +85,13 @@ struct Options {
   std::vector<std::string> gres_portable_classes;
   /// Run time assumed when neither the job nor the partition gives a time limit.
   Seconds default_time_limit = 3600;
-  /// A pool joins the decision's set when its predicted completion is at most `slack` times the best one's; 1: the
-  /// best pool only.
+  /// A pool joins the decision's set when its late-binding completion (min(its wait, the best's wait) + its run) is
+  /// at most `slack` times the best one's predicted completion; 1: the best and every pool at least as fast for
+  /// this job.
   double slack = kDefaultSlack;
   /// The default of rlsched.yaml placement.slack and of the simulator (chosen by bench/placement_study; see
   /// docs/placement.md for the workloads it was tuned on).
-  static constexpr double kDefaultSlack = 1.1;
+  static constexpr double kDefaultSlack = 1.0;
 };
 
 /// A member of a decision's set: a partition and the one pool of the request's GRES in it.

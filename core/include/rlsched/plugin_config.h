@@ -40,8 +40,8 @@ struct PlacementConfig {
   RecordField record = RecordField::kAdminComment;
   /// Run time assumed for a job that gives no time limit when its partition has none either.
   Seconds default_time_limit = 3600;
-  /// Every partition whose predicted completion is within slack x the best's stays in the job's request, so Slurm
-  /// binds late among them (placement::Options::slack).
+  /// Every partition whose late-binding completion is within slack x the best's predicted completion stays in the
+  /// job's request, so Slurm binds late among them (placement::Options::slack).
   double slack = placement::Options::kDefaultSlack;
 };
 

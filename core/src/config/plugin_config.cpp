@@ -288,8 +288,8 @@ class Parser : public YamlChecks {
     if (const YAML::Node n = map["slack"]) {
       p.slack = number(n, "placement.slack");
       if (!(p.slack >= 1) || p.slack > 10)
-        fail(n, fmt::format("placement.slack must be >= 1 and <= 10 (got {}): 1 keeps only the type of the best "
-                            "predicted completion, 1.3 also those finishing at most 30% later",
+        fail(n, fmt::format("placement.slack must be >= 1 and <= 10 (got {}): 1 keeps the best predicted completion "
+                            "and the types at least as fast, 1.3 also those finishing at most 30% later",
                             n.Scalar()));
     }
   }

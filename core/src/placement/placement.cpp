@@ -48,6 +48,14 @@ const std::string* single_type(const PartitionState& part, const std::string& gr
   return type;
 }
 
+/// The latest predicted completion if the job is allowed pool `c` beside the best pool `best`: Slurm starts it in
+/// whichever frees first, so it starts in `c` no later than the earlier of the two predicted waits, and then runs at
+/// c's speed. When `c` is predicted to free first this is c's own completion; when it frees later, the bound is the
+/// best's wait plus c's run (a wrong prediction of the best's wait costs at most c's slower run).
+double late_binding_completion(const Candidate& c, const Candidate& best) {
+  return std::min(c.wait, best.wait) + c.run;
+}
+
 std::string pool_name(const AcceleratorPool& p) {
   return p.type.empty() ? p.gres : p.gres + ":" + p.type;
 }
@@ -310,7 +318,7 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
       const Candidate& c = d.candidates[i];
       const PartitionState& cp = partitions[c.partition];
       if (!c.feasible || static_cast<int>(i) == best || c.count != w.count || cp.pools[c.pool].gres != pool.gres ||
-          !single_type(cp, pool.gres) || !(c.wait + c.run <= options.slack * best_completion))
+          !single_type(cp, pool.gres) || !(late_binding_completion(c, w) <= options.slack * best_completion))
         continue;
       if (request.per_node > 0 && scaled_count(options, request.per_node, request.gres, request.count_type, pool.gres,
                                                cp.pools[c.pool].type) != d.per_node)

@@ -73,7 +73,8 @@ struct PlacementSettings {
   std::vector<std::string> partitions;
   Seconds default_time_limit = 3600;
   /// kPredictive: rlsched.yaml placement.slack (placement::Options::slack): the job keeps every partition whose
-  /// predicted completion is within slack x the best's and starts in whichever can start it first.
+  /// late-binding completion is within slack x the best's predicted completion and starts in whichever can start
+  /// it first.
   double slack = placement::Options::kDefaultSlack;
   /// kPredictive: GRES names a job of a portable class may move between (rlsched.yaml gres_equivalence and
   /// job_classes[].gres_portable), as in job_submit/rlsched, with the same count_scale rule: a job moved to a type
