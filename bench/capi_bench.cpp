@@ -25,9 +25,9 @@ namespace {
 
 struct Fixture {
   std::string dir;
-  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 512, 64, 8, 64}};
-  std::vector<rlsched_accel> a100 = {{"gpu", "a100", 512, 128, 8, 64}};
-  std::vector<rlsched_accel> npu = {{"npu", "910b", 256, 32, 8, 32}};
+  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 512, 64, 8, 64, 4}};
+  std::vector<rlsched_accel> a100 = {{"gpu", "a100", 512, 128, 8, 64, 8}};
+  std::vector<rlsched_accel> npu = {{"npu", "910b", 256, 32, 8, 32, 2}};
   std::vector<rlsched_accel> all = {h200[0], a100[0], npu[0]};
   std::vector<rlsched_partition> parts;
   rlsched_cluster cluster{};

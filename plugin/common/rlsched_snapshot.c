@@ -326,6 +326,8 @@ static void _add_accel(_build_t *b, int k, int64_t avail, int64_t idle)
 		sum->idle += (int32_t) idle;
 		if (avail > sum->max_per_node)
 			sum->max_per_node = (int32_t) avail;
+		if (idle >= avail)
+			sum->idle_nodes++;
 		sum->nodes++;
 	}
 }

@@ -1,8 +1,8 @@
 // Placement::kPredictive: the simulator's side of job_submit/rlsched. It shows rlsched::placement the same picture
 // slurmctld gives the plugin (plugin/common/rlsched_snapshot.c): per partition and accelerator type, the devices on
-// usable nodes, how many are idle, the most on one node; the pending jobs with the types they asked for (one type
-// once placed) and their time limits; the running jobs with their allocated type and how much of their limit is
-// used. test/capi/placement_parity_test.cpp checks that both make the same decision.
+// usable nodes, how many are idle, the most on one node, the nodes with all of them idle; the pending jobs with the
+// types they asked for (one type once placed) and their time limits; the running jobs with their allocated type and
+// how much of their limit is used. test/capi/placement_parity_test.cpp checks that both make the same decision.
 #include <algorithm>
 
 #include "job_placement.h"
@@ -24,7 +24,7 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
   options.gres_portable_classes = config_.placement.gres_portable_classes;
 
   std::vector<placement::PartitionState> parts(cluster_.partitions.size());
-  std::vector<int> on_node(cluster_.accelerator_types.size());
+  std::vector<int> on_node(cluster_.accelerator_types.size()), idle_on_node(on_node.size());
   for (std::size_t p = 0; p < parts.size(); ++p) {
     placement::PartitionState& ps = parts[p];
     ps.name = cluster_.partitions[p].name;
@@ -37,19 +37,24 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
       pool.gres = cluster_.accelerator_types[t].gres;
       pool.type = cluster_.accelerator_types[t].name;
       pool.idle = partition_free_accel_[p][t];
+      pool.idle_nodes = 0;
       ps.pools.push_back(std::move(pool));
     }
     for (int n : topology_.partition_nodes[p]) {
       if (!free_.up[n]) continue;
       std::fill(on_node.begin(), on_node.end(), 0);
-      for (int s = topology_.slot_begin[n]; s < topology_.slot_begin[n + 1]; ++s)
+      std::fill(idle_on_node.begin(), idle_on_node.end(), 0);
+      for (int s = topology_.slot_begin[n]; s < topology_.slot_begin[n + 1]; ++s) {
         on_node[topology_.slot_type[s]] += topology_.slot_count[s];
+        idle_on_node[topology_.slot_type[s]] += free_.slot_free[s];
+      }
       for (std::size_t t = 0; t < on_node.size(); ++t) {
         if (on_node[t] == 0 || pool_of[t] < 0) continue;
         placement::AcceleratorPool& pool = ps.pools[pool_of[t]];
         pool.total += on_node[t];
         pool.max_per_node = std::max(pool.max_per_node, on_node[t]);
         ++pool.nodes;
+        if (idle_on_node[t] == on_node[t]) ++pool.idle_nodes;
       }
     }
   }

@@ -59,11 +59,11 @@ rlsched_engine_options options(const std::string& config, LogLines& log, uint32_
 
 /// A small heterogeneous cluster: partitions h200 (16, 8 idle), a100 (8 idle), npu (8 idle), cpu.
 struct CCluster {
-  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2}};
-  std::vector<rlsched_accel> a100 = {{"gpu", "a100", 8, 8, 8, 1}};
-  std::vector<rlsched_accel> npu = {{"npu", "910b", 8, 8, 8, 1}};
+  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2, 1}};
+  std::vector<rlsched_accel> a100 = {{"gpu", "a100", 8, 8, 8, 1, 1}};
+  std::vector<rlsched_accel> npu = {{"npu", "910b", 8, 8, 8, 1, 1}};
   std::vector<rlsched_accel> all = {
-      {"gpu", "h200", 16, 8, 8, 2}, {"gpu", "a100", 8, 8, 8, 1}, {"npu", "910b", 8, 8, 8, 1}};
+      {"gpu", "h200", 16, 8, 8, 2, 1}, {"gpu", "a100", 8, 8, 8, 1, 1}, {"npu", "910b", 8, 8, 8, 1, 1}};
   std::vector<rlsched_partition> parts;
   rlsched_cluster cluster{};
 

@@ -37,8 +37,8 @@ TEST_CASE("the engine under concurrent model reloads, reconfigures, scoring and 
   rlsched_engine* engine = nullptr;
   REQUIRE(rlsched_engine_create(&o, &engine) == RLSCHED_OK);
 
-  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2}}, a100 = {{"gpu", "a100", 8, 8, 8, 1}};
-  std::vector<rlsched_accel> all = {{"gpu", "h200", 16, 8, 8, 2}, {"gpu", "a100", 8, 8, 8, 1}};
+  std::vector<rlsched_accel> h200 = {{"gpu", "h200", 16, 8, 8, 2, 1}}, a100 = {{"gpu", "a100", 8, 8, 8, 1, 1}};
+  std::vector<rlsched_accel> all = {{"gpu", "h200", 16, 8, 8, 2, 1}, {"gpu", "a100", 8, 8, 8, 1, 1}};
   std::vector<rlsched_partition> parts = {{"h200", 1, 128, 64, 2, 2 * 86400, h200.data(), 1},
                                           {"a100", 1, 64, 64, 1, 3 * 86400, a100.data(), 1}};
   const rlsched_cluster cluster = {192, 128, 3, all.data(), 2, parts.data(), 2};

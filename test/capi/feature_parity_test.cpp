@@ -136,6 +136,7 @@ struct CSnapshot {
       a.type = keep(names, pool.type);
       a.total = pool.total;
       a.idle = pool.idle;
+      a.idle_nodes = -1;  // the job view has no node counts; placement is not part of these decisions
       return a;
     };
     for (const job_view::Pool& pool : d.cluster.pools) cluster_accel.push_back(accel_of(pool));

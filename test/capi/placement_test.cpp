@@ -210,6 +210,31 @@ TEST_CASE("predicted wait and run follow the documented model", "[placement]") {
   CHECK(d.candidates[0].feasible);
 }
 
+TEST_CASE("a job that takes whole nodes waits for nodes to drain, not for any free devices", "[placement]") {
+  // 32 h200 on four nodes of 8; 8 idle (none of the nodes wholly), the 24 busy ones with 3 h left each.
+  AcceleratorPool h200 = pool("gpu", "h200", 32, 8, 8, 0, 24 * 3 * 3600.0);
+  h200.idle_nodes = 0;
+  const std::vector<PartitionState> parts = {part("h200", {h200})};
+  // Four devices: no shortage, so no wait.
+  CHECK(place(gpus(4), parts, speeds()).wait == Approx(0));
+  // Eight, a whole node: one of the four busy nodes must drain (the last of its 8 jobs, 3 h * H(8)), and four drain
+  // at once: 3 h * (1 + 1/2 + ... + 1/8) / 4. Counting devices alone would have said it starts now.
+  const double h8 = 761.0 / 280;
+  CHECK(place(gpus(8), parts, speeds()).wait == Approx(10800.0 * h8 / 4));
+  // A per-node request for two whole nodes waits for two.
+  Request two = gpus(16);
+  two.per_node = 8;
+  two.nodes = 2;
+  CHECK(place(two, parts, speeds()).wait == Approx(std::max(8 * 10800.0 / 32, 2 * 10800.0 * h8 / 4)));
+  // One wholly idle node: the eight-device job starts now; the two-node one waits for one more.
+  h200.idle_nodes = 1;
+  CHECK(place(gpus(8), {part("h200", {h200})}, speeds()).wait == Approx(0));
+  CHECK(place(two, {part("h200", {h200})}, speeds()).wait == Approx(std::max(8 * 10800.0 / 32, 10800.0 * h8 / 3)));
+  // Unknown (-1, a caller that does not count idle nodes): devices only.
+  h200.idle_nodes = -1;
+  CHECK(place(gpus(8), {part("h200", {h200})}, speeds()).wait == Approx(0));
+}
+
 TEST_CASE("a job class's own speeds decide where it runs", "[placement]") {
   // Default speeds say h200 is twice the a100; for class "sparse" the two are equal. With 30 min of queued work on
   // the h200 the default job still goes there (0.5 + 0.5 h < 1 h), the sparse job goes to the idle a100.

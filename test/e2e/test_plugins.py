@@ -138,14 +138,15 @@ def test_typeless_gpu_job_goes_to_a100_while_h200_is_busy(lab: Lab) -> None:
 
 
 def test_job_class_speeds_decide_the_type(lab: Lab) -> None:
-    """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide. The
-    h200 (10 / 0.9 = 11.1 min) is slower than the idle a100 (10 min), beyond the default slack (1.0): the
-    a100 alone."""
+    """The job name selects the class (rlsched.yaml job_classes); its speeds, not the types' defaults, decide: the
+    idle a100 (10 min) first, the h200 (10 / 0.9 = 11.1 min, within the default slack of 1.3) after it. By the types'
+    default speeds the h200 (2x) would lead alone."""
     job = lab.sbatch("-J", "membound-embed", "--gres=gpu:2", "-t", "10", wrap="sleep 2")
     info = lab.job(job)
-    assert info["TresPerNode"] == lab.tres("gpu:a100:2"), info
-    assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:a100:2 (class membound):"), info
-    assert lab.wait_job_state(job, "COMPLETED")["NodeList"] == "a100-1"
+    assert info["Partition"] == "a100,h200", info
+    assert info["TresPerNode"] == lab.tres("gpu:2"), info
+    assert info["AdminComment"].startswith("rlsched: gpu:2 -> gpu:2 (class membound): gpu:a100 in partition a100:"), info
+    assert lab.wait_job_state(job, "COMPLETED")["NodeList"] in ("a100-1", "h200-1")
 
 
 def test_plain_gpu_job_never_lands_on_an_npu(lab: Lab) -> None:

@@ -9,11 +9,14 @@
 // where pending_work is the accelerator-seconds, on this pool's type, of jobs already queued for it (all counted as
 // ahead of this one: the new job's priority is not known yet), shortage = max(0, count - idle) the accelerators
 // that must first be freed, mean_remaining = running_work / busy the mean time left of the running jobs there, and
-// total the pool's accelerators. QueueLoad computes both work figures from a job list, at each job's class speed
-// (the type's default speed for jobs of no class). An empty, idle pool gives wait 0. The pool with the earliest
-// completion wins; ties go to the faster type, then to the pool with fewer accelerators (the more specific partition),
-// then to the earlier partition. This is a queue estimate, not a schedule: it ignores backfill and priorities by
-// design.
+// total the pool's accelerators. A job that takes whole nodes (its per-node count, or a per-job count on the fewest
+// nodes, equals the most on one node: an 8-GPU job on 8-GPU nodes) while fewer nodes than it needs are wholly idle
+// waits for nodes to drain instead, when that is longer: missing * mean_remaining * H(max_per_node) / busy nodes (one
+// node drains after the last of its jobs, H the harmonic number; the busy nodes drain at once). QueueLoad computes
+// both work figures from a job list, at each job's class speed (the type's default speed for jobs of no class). An
+// empty, idle pool gives wait 0. The pool with the earliest completion wins; ties go to the faster type, then to the
+// pool with fewer accelerators (the more specific partition), then to the earlier partition. This is a queue estimate,
+// not a schedule: it ignores backfill and priorities by design.
 //
 // The set. Slurm binds late: a job allowed several partitions starts in whichever can start it first. So the
 // decision is a set, not a point: every pool whose late-binding completion is within `slack` times the best one's
@@ -52,6 +55,7 @@ struct AcceleratorPool {
   int idle = 0;
   int max_per_node = 0;     ///< most on one node
   int nodes = 0;            ///< nodes that have at least one
+  int idle_nodes = -1;      ///< nodes with every one of theirs idle; -1 = unknown (no whole-node term)
   double pending_work = 0;  ///< accelerator-seconds (count x time limit) of pending jobs queued for this pool
   double running_work = 0;  ///< accelerator-seconds left (count x time to their limit) of jobs running here
 };
@@ -91,7 +95,7 @@ struct Options {
   double slack = kDefaultSlack;
   /// The default of rlsched.yaml placement.slack and of the simulator (chosen by bench/placement_study; see
   /// docs/placement.md for the workloads it was tuned on).
-  static constexpr double kDefaultSlack = 1.0;
+  static constexpr double kDefaultSlack = 1.3;
 };
 
 /// A member of a decision's set: a partition and the one pool of the request's GRES in it.

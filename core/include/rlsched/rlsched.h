@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 6
+#define RLSCHED_ABI_VERSION 7
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -156,6 +156,7 @@ typedef struct rlsched_accel {
 	int32_t idle;         /* not allocated */
 	int32_t max_per_node;
 	int32_t nodes;        /* nodes with at least one */
+	int32_t idle_nodes;   /* nodes with all of theirs idle; -1 = unknown */
 } rlsched_accel;
 
 typedef struct rlsched_partition {

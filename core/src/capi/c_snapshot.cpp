@@ -149,6 +149,7 @@ std::vector<placement::PartitionState> to_partition_states(const rlsched_cluster
       pool.idle = std::min(std::max(cp.accel[k].idle, 0), pool.total);
       pool.max_per_node = std::max(cp.accel[k].max_per_node, 0);
       pool.nodes = std::max(cp.accel[k].nodes, 0);
+      pool.idle_nodes = std::min(std::max(cp.accel[k].idle_nodes, -1), pool.nodes);
       ps.pools.push_back(std::move(pool));
     }
   }

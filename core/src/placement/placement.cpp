@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -54,6 +55,23 @@ const std::string* single_type(const PartitionState& part, const std::string& gr
 /// best's wait plus c's run (a wrong prediction of the best's wait costs at most c's slower run).
 double late_binding_completion(const Candidate& c, const Candidate& best) {
   return std::min(c.wait, best.wait) + c.run;
+}
+
+/// Nodes, and devices on each, that `count` devices take when placed on as few nodes holding `per_node_max` each as
+/// it takes (the simulator's shape of a job that names no node count).
+std::pair<int, int> on_fewest_nodes(int count, int per_node_max) {
+  if (count <= 0 || per_node_max <= 0) return {0, 0};
+  const int nodes = (count + per_node_max - 1) / per_node_max;
+  return {nodes, (count + nodes - 1) / nodes};
+}
+
+/// Seconds until `missing` more nodes of `per_node` devices are wholly free, while `busy_nodes` nodes drain at once,
+/// each device held by one job with `mean_left` seconds left on average: one node drains after the last of its jobs,
+/// mean_left * H(per_node) (harmonic number; exponential remaining times), so nodes come free at busy_nodes per that.
+double whole_nodes_wait(int missing, int busy_nodes, int per_node, double mean_left) {
+  double harmonic = 0;
+  for (int i = 1; i <= per_node; ++i) harmonic += 1.0 / i;
+  return missing * mean_left * harmonic / std::max(busy_nodes, 1);
 }
 
 std::string pool_name(const AcceleratorPool& p) {
@@ -247,7 +265,14 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
           const int busy = std::max(pool.total - pool.idle, 0);
           const double mean_remaining = busy > 0 ? std::max(pool.running_work, 0.0) / busy : 0.0;
           const int shortage = std::max(c.count - std::max(pool.idle, 0), 0);
-          c.wait = (std::max(pool.pending_work, 0.0) + shortage * mean_remaining) / pool.total;
+          double freeing = shortage * mean_remaining / pool.total;
+          // A job that takes whole nodes waits for nodes to drain, not for any `shortage` devices.
+          const auto [nodes_needed, share] = per_node > 0 ? std::pair{std::max(request.nodes, 1), per_node}
+                                                          : on_fewest_nodes(c.count, pool.max_per_node);
+          if (share == pool.max_per_node && pool.idle_nodes >= 0 && nodes_needed > pool.idle_nodes)
+            freeing = std::max(freeing, whole_nodes_wait(nodes_needed - pool.idle_nodes, pool.nodes - pool.idle_nodes,
+                                                         share, mean_remaining));
+          c.wait = std::max(pool.pending_work, 0.0) / pool.total + freeing;
           c.run = static_cast<double>(limit) / speed;
           const double completion = c.wait + c.run;
           bool better = best < 0 || completion < best_completion;
