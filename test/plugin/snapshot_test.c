@@ -28,7 +28,7 @@ static const rlsched_accel *_pool(const rlsched_accel *pools, int n,
 
 static void _check_pool(const rlsched_accel *pools, int n, const char *where,
 			const char *gres, const char *type, int total,
-			int idle, int max_per_node, int nodes)
+			int idle, int max_per_node, int nodes, int idle_nodes)
 {
 	const rlsched_accel *a = _pool(pools, n, gres, type);
 
@@ -36,17 +36,20 @@ static void _check_pool(const rlsched_accel *pools, int n, const char *where,
 	if (!a)
 		return;
 	CHECK((a->total == total) && (a->idle == idle) &&
-	      (a->max_per_node == max_per_node) && (a->nodes == nodes),
-	      "%s %s:%s: total %d idle %d max %d nodes %d, want %d %d %d %d",
-	      where, gres, type, a->total, a->idle, a->max_per_node, a->nodes,
-	      total, idle, max_per_node, nodes);
+	      (a->max_per_node == max_per_node) && (a->nodes == nodes) &&
+	      (a->idle_nodes == idle_nodes),
+	      "%s %s:%s: total %d idle %d max %d nodes %d idle nodes %d, "
+	      "want %d %d %d %d %d", where, gres, type, a->total, a->idle,
+	      a->max_per_node, a->nodes, a->idle_nodes, total, idle,
+	      max_per_node, nodes, idle_nodes);
 }
 
 /*
  * n0 h200 8 (all 8 allocated), n1 a100 8 (2 allocated), n2 h200 8,
  * n3 npu 910b 4, n4 CPUs only, n5 a100 8 drained; 64 CPUs each, a running
  * job holds 16 CPUs of n0. Partitions left [n0, n1], mid [n1, n2], all
- * [n0 .. n5]. Expected values worked out by hand from that.
+ * [n0 .. n5]. Expected values worked out by hand from that (wholly idle:
+ * n2's h200 and n3's NPUs).
  */
 static part_record_t *left, *mid, *all;
 
@@ -101,9 +104,9 @@ static void _check_small(const rlsched_snapshot_t *snap)
 	      (c->cpus_idle == 304), "cluster: %d nodes, %d/%d CPUs idle",
 	      c->nodes_total, c->cpus_idle, c->cpus_total);
 	CHECK(c->n_accel == 3, "cluster: %d pools", c->n_accel);
-	_check_pool(c->accel, c->n_accel, "cluster", "gpu", "h200", 16, 8, 8, 2);
-	_check_pool(c->accel, c->n_accel, "cluster", "gpu", "a100", 8, 6, 8, 1);
-	_check_pool(c->accel, c->n_accel, "cluster", "npu", "910b", 4, 4, 4, 1);
+	_check_pool(c->accel, c->n_accel, "cluster", "gpu", "h200", 16, 8, 8, 2, 1);
+	_check_pool(c->accel, c->n_accel, "cluster", "gpu", "a100", 8, 6, 8, 1, 0);
+	_check_pool(c->accel, c->n_accel, "cluster", "npu", "910b", 4, 4, 4, 1, 1);
 
 	p = &c->partitions[0];
 	CHECK(!strcmp(p->name, "left") && (p->nodes_total == 2) &&
@@ -112,8 +115,8 @@ static void _check_small(const rlsched_snapshot_t *snap)
 	      "left: %s %d nodes %d/%d CPUs max_time %ld", p->name,
 	      p->nodes_total, p->cpus_idle, p->cpus_total, (long) p->max_time);
 	CHECK(p->n_accel == 2, "left: %d pools", p->n_accel);
-	_check_pool(p->accel, p->n_accel, "left", "gpu", "h200", 8, 0, 8, 1);
-	_check_pool(p->accel, p->n_accel, "left", "gpu", "a100", 8, 6, 8, 1);
+	_check_pool(p->accel, p->n_accel, "left", "gpu", "h200", 8, 0, 8, 1, 0);
+	_check_pool(p->accel, p->n_accel, "left", "gpu", "a100", 8, 6, 8, 1, 0);
 
 	/* mid meets a100 (n1) before h200 (n2): its pools come in that order,
 	 * though the cluster met h200 first */
@@ -133,7 +136,7 @@ static void _check_small(const rlsched_snapshot_t *snap)
 	CHECK(!strcmp(p->name, "all") && (p->nodes_total == 5) &&
 	      (p->n_accel == 3), "all: %d nodes %d pools", p->nodes_total,
 	      p->n_accel);
-	_check_pool(p->accel, p->n_accel, "all", "gpu", "h200", 16, 8, 8, 2);
+	_check_pool(p->accel, p->n_accel, "all", "gpu", "h200", 16, 8, 8, 2, 1);
 
 	CHECK(rlsched_snapshot_part_index(snap, left) == 0 &&
 	      rlsched_snapshot_part_index(snap, mid) == 1 &&
@@ -160,7 +163,7 @@ static int _snapshot_pools(void)
 	CHECK(_build(&snap), "after drain");
 	CHECK(snap.cluster.nodes_total == 4, "%d nodes", snap.cluster.nodes_total);
 	_check_pool(snap.cluster.accel, snap.cluster.n_accel, "drained n2",
-		    "gpu", "h200", 8, 0, 8, 1);
+		    "gpu", "h200", 8, 0, 8, 1, 0);
 	CHECK(snap.cluster.partitions[1].n_accel == 1,
 	      "mid keeps only a100: %d", snap.cluster.partitions[1].n_accel);
 	rlsched_snapshot_free(&snap);
