@@ -235,6 +235,8 @@ TEST_CASE("a set: the partitions within the slack, typeless, best first", "[subm
   CHECK(d.partition_index == 0);
   CHECK_THAT(d.message, Catch::Contains("gpu:4 -> gpu:4: gpu:h200 in partition h200"));
   CHECK_THAT(d.message, Catch::Contains("may also start in l40 (done in ~38 min)"));
+  // job_submit/rlsched joins records in AdminComment with "; " and rlsched explain splits them there.
+  CHECK(d.message.find(';') == std::string::npos);
   // slack 2: a100 (done in 1 h = 2 x 30 min) joins, last.
   c.placement.slack = 2.0;
   CHECK(decide_submit(c, parts, job("gres:gpu:4")).partition == "h200,l40,a100");

@@ -374,7 +374,7 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
                             partitions[s.partition].name, format_duration(s.wait + s.run));
   }
   if (d.set.size() > 1) {
-    d.reason += "; may also start in";
+    d.reason += ", and may also start in";
     for (std::size_t i = 1; i < d.set.size(); ++i)
       d.reason += fmt::format("{} {} (done in ~{})", i > 1 ? "," : "", d.set[i].partition_name,
                               format_duration(d.set[i].wait + d.set[i].run));
