@@ -152,9 +152,8 @@ def show_mapping(lab: Lab, jobs: dict[int, tuple[str, list[str]]]) -> str:
         print(f"{job:>5} {name:<17} {asked[len('--gres='):]:<13} {info.get('Partition', ''):<9} {got:<20} "
               f"{why or '(none)'}")
         typed = re.fullmatch(r"gres:gpu:[a-z0-9]+:\d+", got) is not None
-        partitions = info.get("Partition", "").split(",")
-        a_set = (len(partitions) > 1 and re.fullmatch(r"gres:gpu:\d+", got) is not None
-                 and "may also start in" in why)
+        partitions = info.get("Partition", "").split(",")  # the set while pending; where it runs once started
+        a_set = re.fullmatch(r"gres:gpu:\d+", got) is not None and "may also start in" in why
         if (typed or a_set) and why.startswith("rlsched: ") and "all" not in partitions:
             mapped += 1
         else:
