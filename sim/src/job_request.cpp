@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rlsched/placement.h"
 #include "text/type_set.h"
 
 namespace rlsched::sim {
@@ -54,8 +55,14 @@ Demand make_demand(const Topology& topology, const Job& job, int p, int type) {
   if (type >= 0) {
     const int per_node_max = topology.max_accel_per_node[p][type];
     if (per_node_max <= 0) return d;  // nodes stays 0: no such accelerator in this partition
-    d.nodes = job.nodes > 0 ? job.nodes : ceil_div(job.accel.count, per_node_max);
-    d.accel_per_node = ceil_div(job.accel.count, d.nodes);
+    if (job.nodes > 0) {
+      d.nodes = job.nodes;
+      d.accel_per_node = ceil_div(job.accel.count, d.nodes);
+    } else {  // the shape the placement estimate assumes too
+      const placement::NodeShape shape = placement::fewest_nodes(job.accel.count, per_node_max);
+      d.nodes = shape.nodes;
+      d.accel_per_node = shape.per_node;
+    }
   } else {
     d.nodes = std::max(job.nodes, 0);
   }

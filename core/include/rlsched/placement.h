@@ -181,6 +181,17 @@ class QueueLoad {
   std::map<std::string, std::size_t, std::less<>> index_;  // built once work_ outgrows kScanLimit
 };
 
+/// How a per-job count sits on nodes when the job names no node count.
+struct NodeShape {
+  int nodes = 0;
+  int per_node = 0;
+};
+
+/// `count` devices on nodes holding at most `per_node_max` each: on as few nodes as it takes, spread evenly (the
+/// simulator's shape of a job without a node count, and what the wait estimate assumes for a per-job count; Slurm
+/// may spread a --gpus job wider). {0, 0} when either is not positive.
+NodeShape fewest_nodes(int count, int per_node_max);
+
 /// Whether a job of `job_class` may be moved to another GRES name of its equivalence group.
 bool may_change_gres(const Options& options, std::string_view job_class);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -57,14 +56,6 @@ double late_binding_completion(const Candidate& c, const Candidate& best) {
   return std::min(c.wait, best.wait) + c.run;
 }
 
-/// Nodes, and devices on each, that `count` devices take when placed on as few nodes holding `per_node_max` each as
-/// it takes (the simulator's shape of a job that names no node count).
-std::pair<int, int> on_fewest_nodes(int count, int per_node_max) {
-  if (count <= 0 || per_node_max <= 0) return {0, 0};
-  const int nodes = (count + per_node_max - 1) / per_node_max;
-  return {nodes, (count + nodes - 1) / nodes};
-}
-
 /// Seconds until `missing` more nodes of `per_node` devices are wholly free, while `busy_nodes` nodes drain at once,
 /// each device held by one job with `mean_left` seconds left on average: one node drains after the last of its jobs,
 /// mean_left * H(per_node) (harmonic number; exponential remaining times), so nodes come free at busy_nodes per that.
@@ -85,6 +76,12 @@ std::string wanted(const Request& r) {
 }
 
 }  // namespace
+
+NodeShape fewest_nodes(int count, int per_node_max) {
+  if (count <= 0 || per_node_max <= 0) return {};
+  const int nodes = (count + per_node_max - 1) / per_node_max;
+  return {nodes, (count + nodes - 1) / nodes};
+}
 
 bool may_change_gres(const Options& options, std::string_view job_class) {
   return !job_class.empty() && std::find(options.gres_portable_classes.begin(), options.gres_portable_classes.end(),
@@ -267,11 +264,11 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
           const int shortage = std::max(c.count - std::max(pool.idle, 0), 0);
           double freeing = shortage * mean_remaining / pool.total;
           // A job that takes whole nodes waits for nodes to drain, not for any `shortage` devices.
-          const auto [nodes_needed, share] = per_node > 0 ? std::pair{std::max(request.nodes, 1), per_node}
-                                                          : on_fewest_nodes(c.count, pool.max_per_node);
-          if (share == pool.max_per_node && pool.idle_nodes >= 0 && nodes_needed > pool.idle_nodes)
-            freeing = std::max(freeing, whole_nodes_wait(nodes_needed - pool.idle_nodes, pool.nodes - pool.idle_nodes,
-                                                         share, mean_remaining));
+          const NodeShape shape = per_node > 0 ? NodeShape{std::max(request.nodes, 1), per_node}
+                                               : fewest_nodes(c.count, pool.max_per_node);
+          if (shape.per_node == pool.max_per_node && pool.idle_nodes >= 0 && shape.nodes > pool.idle_nodes)
+            freeing = std::max(freeing, whole_nodes_wait(shape.nodes - pool.idle_nodes, pool.nodes - pool.idle_nodes,
+                                                         shape.per_node, mean_remaining));
           c.wait = std::max(pool.pending_work, 0.0) / pool.total + freeing;
           c.run = static_cast<double>(limit) / speed;
           const double completion = c.wait + c.run;
