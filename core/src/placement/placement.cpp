@@ -264,8 +264,8 @@ Decision place(const Request& request, const std::vector<PartitionState>& partit
           const int shortage = std::max(c.count - std::max(pool.idle, 0), 0);
           double freeing = shortage * mean_remaining / pool.total;
           // A job that takes whole nodes waits for nodes to drain, not for any `shortage` devices.
-          const NodeShape shape = per_node > 0 ? NodeShape{std::max(request.nodes, 1), per_node}
-                                               : fewest_nodes(c.count, pool.max_per_node);
+          const NodeShape shape =
+              per_node > 0 ? NodeShape{std::max(request.nodes, 1), per_node} : fewest_nodes(c.count, pool.max_per_node);
           if (shape.per_node == pool.max_per_node && pool.idle_nodes >= 0 && shape.nodes > pool.idle_nodes)
             freeing = std::max(freeing, whole_nodes_wait(shape.nodes - pool.idle_nodes, pool.nodes - pool.idle_nodes,
                                                          shape.per_node, mean_remaining));
