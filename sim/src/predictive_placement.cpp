@@ -76,6 +76,10 @@ void SlurmSim::place_at_submit(int job, Seconds now) {
 
   placement::Request q;
   q.count = j.accel.count;
+  if (j.nodes > 0) {  // a trace's node count (sacct's NNodes) shapes the job as make_demand does
+    q.nodes = j.nodes;
+    q.per_node = (j.accel.count + j.nodes - 1) / j.nodes;
+  }
   q.gres = j.accel.name;
   q.types = j.accel.types;
   q.time_limit = r.limit;

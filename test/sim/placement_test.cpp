@@ -105,6 +105,27 @@ TEST_CASE("predictive placement weighs the wait on the fast type against the slo
   CHECK(run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600}).placed.count(1) == 0);
 }
 
+// A trace job's node count is its shape: 4 GPUs on 2 nodes need 2 free on each, not a wholly idle node.
+TEST_CASE("predictive placement estimates a trace job on the nodes the trace gives it", "[sim][placement]") {
+  // Two h200 nodes and two a100 nodes of 4 each. Job 1 (typed h200, 2 nodes) holds 2 h200 on each node for days;
+  // job 2 (4 GPUs on 2 nodes, 2 h limit) fits beside it at once and runs twice as fast there as on the idle a100s.
+  Cluster c;
+  c.accelerator_types = {AcceleratorType{"h200", "gpu", 2.0, {}}, AcceleratorType{"a100", "gpu", 1.0, {}}};
+  for (const char* name : {"h200-1", "h200-2"}) c.nodes.push_back(Node{name, 8, 0, {GresCount{"gpu", "h200", 4}}});
+  for (const char* name : {"a100-1", "a100-2"}) c.nodes.push_back(Node{name, 8, 0, {GresCount{"gpu", "a100", 4}}});
+  c.partitions = {Partition{"h200", {0, 1}, 1, 1, 0, false}, Partition{"a100", {2, 3}, 1, 1, 0, false}};
+  std::vector<Job> jobs = {gpu_job(1, 0, 400000, 4, {"h200"}), gpu_job(2, 60, 3600, 4, {}, 7200)};
+  jobs[0].nodes = 2;
+  jobs[1].nodes = 2;
+  const Run r = run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600});
+  REQUIRE(r.placed.count(1) == 1);
+  CHECK(type_of(c, r, 1) == "h200");
+  CHECK(r.result.outcomes[1].wait() == 0);
+  // Without the node count the job is estimated (and shaped) on one whole node, and no h200 node is wholly idle.
+  jobs[1].nodes = 0;
+  CHECK(type_of(c, run(c, jobs, {Placement::kPredictive, {"h200", "a100"}, 3600}), 1) == "a100");
+}
+
 TEST_CASE("predictive placement moves only portable classes to another GRES name, at the same count",
           "[sim][placement]") {
   // gpu_cluster() plus npu-1 (4 x 910b, GRES npu, speed 0.8) in partition "npu". Both GPU nodes are held for days
