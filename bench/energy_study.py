@@ -17,8 +17,10 @@ probability 0.15 x jobs / short jobs (at most 1), drawn per job with seed 1..SEE
 
 Workloads (traces read from $RLSCHED_TRACES or ../shared/traces, never copied):
   gavel      Gavel's first 2,000 jobs (msr_seed0) with Alibaba's type constraints on the Gavel cluster (K80, P100,
-             V100), as in bench/placement_study.py; the rule's settings were chosen here (TUNING)
-  alibaba    the same jobs with the per-model speeds of Alibaba's T4/P100/V100 (bench/placement_study.py) (held out)
+             V100), as in bench/placement_study.py (TUNING: the rule was chosen here)
+  alibaba    the same jobs with the per-model speeds of Alibaba's T4/P100/V100 (bench/placement_study.py) (TUNING)
+  gavel-b    Gavel's jobs 2,000-3,999 on the same cluster (held out: other jobs)
+  random-2   Gavel's jobs 4,000-5,999 with random per-model speeds (bench/placement_study.py's random-2) (held out)
   lublin     Lublin-Feitelson model, 256 nodes, 10,000 jobs (held out)
   coare      COARE Saliksik 2020 (Slurm, 1,728 CPUs), 19,760 jobs (held out)
   ricc       RICC 2010, the first 20,000 jobs (held out)
@@ -41,17 +43,20 @@ RULES = ["none", "cheapest-window", "least-cost"]
 DEFERRABLE, MAX_LIMIT = 0.15, 6 * 3600  # the share of each workload's jobs made deferrable, among the short ones
 GPU_CONFIG = os.path.join(ROOT, "bench", "energy", "gavel-rlsched.yaml")
 CPU_CONFIG = os.path.join(ROOT, "bench", "energy", "cpu-rlsched.yaml")
-TUNING = {"gavel"}
+TUNING = {"gavel", "alibaba"}
 
 
 def workloads(root, gpu_config=GPU_CONFIG, cpu_config=CPU_CONFIG):
     gpu = {"any_of": ps.ANY_OF, "cluster": os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
            "config": gpu_config, "loads": [0.7, 0.9], "jobs": "0:2000", "gpu": True}
     alibaba = ps.write_workload(root, "alibaba", lambda m: ps.ALIBABA_SPEEDS[ps.ALIBABA_KIND[ps.family(m)]])
+    random2 = ps.write_workload(root, "random-2", ps.random_speeds(2))
     cpu = {"any_of": None, "cluster": None, "config": cpu_config, "loads": [0.7, 0.9], "jobs": None, "gpu": False}
     return {
         "gavel": dict(gpu, trace=ps.GAVEL),
         "alibaba": dict(gpu, trace=alibaba),
+        "gavel-b": dict(gpu, trace=ps.GAVEL, jobs="2000:4000"),
+        "random-2": dict(gpu, trace=random2, jobs="4000:6000"),
         "lublin": dict(cpu, trace=os.path.join(ps.TRACES, "lublin", "lublin_256.swf")),
         "coare": dict(cpu, trace=os.path.join(ps.TRACES, "coare-saliksik-slurm", "DOST-ASTI_COARE-Saliksik-2020-cln.swf")),
         "ricc": dict(cpu, trace=os.path.join(ps.TRACES, "ricc", "RICC-2010-2.swf.gz"), jobs="0:20000"),

@@ -82,7 +82,9 @@ struct PowerModel {
 enum class Rule {
   kNone,            ///< no deferral (energy is only measured)
   kCheapestWindow,  ///< the simple rule: start at the beginning of the lowest-priced step within the budget
-  kLeastCost,       ///< the start within the budget that minimises the price integrated over the job's run
+  /// the same start, kept only when the job's run (its time limit) costs at least min_saving less there, and the
+  /// ranks of rank_now while the job is pending (docs/energy.md)
+  kLeastCost,
 };
 const char* to_string(Rule rule);
 
@@ -102,7 +104,7 @@ struct EnergyConfig {
   Rule rule = Rule::kLeastCost;
   /// Which jobs may be deferred, and by how much: the first group naming a job's QOS or class applies.
   std::vector<DeferrableGroup> deferrable;
-  /// Defer only when the planned start costs at least this share less than starting at once (kLeastCost).
+  /// Defer only when the run costs at least this share less from the planned start than from now (kLeastCost).
   double min_saving = 0.05;
 
   /// Which schedule deferral follows: the price (cost) or the carbon intensity (emissions).

@@ -15,17 +15,16 @@ std::string utc_text(Seconds t) {
   return text::utc_iso8601(t) + "Z";
 }
 
-// Every second in (now, deadline] at which a start may cost differently from the second before: a step boundary
-// (the run's first second changes price) or a boundary minus the run (its last one does).
-std::vector<Seconds> candidate_starts(const Schedule& price, const StartRequest& r, bool align_ends) {
-  std::vector<Seconds> starts{r.now};
-  for (Seconds t = price.next_change(r.now); t <= r.deadline; t = price.next_change(t)) starts.push_back(t);
-  if (align_ends)
-    for (Seconds t = price.next_change(r.now + r.run); t - r.run <= r.deadline; t = price.next_change(t))
-      if (t - r.run > r.now) starts.push_back(t - r.run);
-  std::sort(starts.begin(), starts.end());
-  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  return starts;
+// The start of the cheapest window within the budget: the earliest second in [now, deadline] at the lowest price.
+Seconds cheapest_window_start(const Schedule& signal, const StartRequest& r) {
+  Seconds begin = r.now;
+  double lowest = signal.at(r.now);
+  for (Seconds t = signal.next_change(r.now); t <= r.deadline; t = signal.next_change(t))
+    if (signal.at(t) < lowest) {
+      lowest = signal.at(t);
+      begin = t;
+    }
+  return begin;
 }
 
 }  // namespace
@@ -113,25 +112,15 @@ Choice choose_start(const EnergyConfig& config, const StartRequest& request) {
   c.cost_now = cost_of(signal, r.watts, r.now, r.now + r.run);
   c.cost_planned = c.cost_now;
   if (!config.defers() || r.watts <= 0 || r.deadline <= r.now) return c;
-  if (config.rule == Rule::kCheapestWindow) {
-    double lowest = signal.at(r.now);
-    for (Seconds t : candidate_starts(signal, r, false))
-      if (signal.at(t) < lowest) {
-        lowest = signal.at(t);
-        c.begin = t;
-      }
-  } else {
-    double lowest = c.cost_now;
-    for (Seconds t : candidate_starts(signal, r, true)) {
-      const double cost = cost_of(signal, r.watts, t, t + r.run);
-      if (cost < lowest) {
-        lowest = cost;
-        c.begin = t;
-      }
-    }
-    if (!(lowest < c.cost_now * (1 - config.min_saving))) c.begin = r.now;
+  c.begin = cheapest_window_start(signal, r);
+  if (c.begin == r.now) return c;
+  c.cost_planned = cost_of(signal, r.watts, c.begin, c.begin + r.run);
+  // Least cost keeps that start only for a real saving over the run: a window cheaper where it opens may not be
+  // cheaper over a run that goes on into the peak after it.
+  if (config.rule == Rule::kLeastCost && !(c.cost_planned < c.cost_now * (1 - config.min_saving))) {
+    c.begin = r.now;
+    c.cost_planned = c.cost_now;
   }
-  if (c.begin != r.now) c.cost_planned = cost_of(signal, r.watts, c.begin, c.begin + r.run);
   return c;
 }
 
