@@ -82,8 +82,8 @@ struct PowerModel {
 enum class Rule {
   kNone,            ///< no deferral (energy is only measured)
   kCheapestWindow,  ///< the simple rule: start at the beginning of the lowest-priced step within the budget
-  /// the same start, kept only when the job's run (its time limit) costs at least min_saving less there, and the
-  /// ranks of rank_now while the job is pending (docs/energy.md)
+  /// the cheapest-window start, kept only when the job's run (its time limit) costs at least min_saving less
+  /// there, and the ranks of rank_now while the job is pending (docs/energy.md)
   kLeastCost,
 };
 const char* to_string(Rule rule);
