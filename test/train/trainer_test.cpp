@@ -249,7 +249,8 @@ TrainConfig short_run(int epochs) {
 }  // namespace
 
 TEST_CASE("training is reproducible for a seed, and a resumed run ends where an uninterrupted one does") {
-  const TrainConfig c = short_run(4);
+  TrainConfig c = short_run(4);
+  c.output = std::string(P_tmpdir) + "/rlsched_straight.pt";
   auto straight = train_policy(c);
   auto again = train_policy(c);
   REQUIRE(straight.ok());
@@ -262,10 +263,19 @@ TEST_CASE("training is reproducible for a seed, and a resumed run ends where an 
   REQUIRE(train_policy(first).ok());
   TrainConfig rest = c;
   rest.resume = first.checkpoint;
+  rest.output = std::string(P_tmpdir) + "/rlsched_resumed.pt";
   auto resumed = train_policy(rest);
   INFO(resumed.status().message());
   REQUIRE(resumed.ok());
   CHECK(resumed->best_validation_cost_ratio == straight->best_validation_cost_ratio);
+  // The same model, with the same features: Lublin-1 varies only some of them, and the resumed run keeps the
+  // others out as the uninterrupted one does.
+  auto a = policy::load_model(c.output);
+  auto b = policy::load_model(rest.output);
+  REQUIRE((a.ok() && b.ok()));
+  CHECK((*a)->metadata().feature_names().size() < features::kFeatureCount);
+  CHECK((*b)->metadata().feature_names() == (*a)->metadata().feature_names());
+  CHECK((*b)->metadata().weights_sha256 == (*a)->metadata().weights_sha256);
 }
 
 // --init-model: PPO goes on from an existing model. With no epochs the saved model is the starting one, weight for

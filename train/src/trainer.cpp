@@ -153,7 +153,6 @@ class Trainer {
     p.epochs = config_.epochs;
     p.best_validation = best_;
     p.validation_cost_ratio = best_;
-    int stale = 0;
     int epoch = first_epoch;
     for (; epoch < config_.epochs; ++epoch) {
       // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
@@ -173,9 +172,9 @@ class Trainer {
         if (p.validation_cost_ratio < best_) {
           best_ = p.validation_cost_ratio;
           best_state_ = snapshot();
-          stale = 0;
+          stale_ = 0;
         } else {
-          ++stale;
+          ++stale_;
         }
         p.best_validation = best_;
         if (!config_.checkpoint.empty()) {
@@ -187,7 +186,7 @@ class Trainer {
       p.elapsed_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
       result.curve.push_back(p);
       if (progress) progress(p);
-      if (config_.patience > 0 && stale >= config_.patience) {
+      if (config_.patience > 0 && stale_ >= config_.patience) {
         result.stopped_early = true;
         ++epoch;
         break;
@@ -565,9 +564,13 @@ class Trainer {
       torch::serialize::OutputArchive best;
       for (std::size_t i = 0; i < best_state_.size(); ++i) best.write(std::to_string(i), best_state_[i]);
       archive.write("best_state", best);
+      // The features warm_start left out: without them a resumed run would train (and export) all features.
+      const std::vector<char>& used = nets_->used_features();
+      archive.write("used_features", torch::tensor(std::vector<int64_t>(used.begin(), used.end()), torch::kInt64));
       archive.write("epoch", torch::tensor(static_cast<int64_t>(epoch)));
       archive.write("best", torch::tensor(best_, torch::kFloat64));
       archive.write("initial", torch::tensor(initial_cost_, torch::kFloat64));
+      archive.write("stale", torch::tensor(static_cast<int64_t>(stale_)));
       const std::string temp = path + ".tmp";
       archive.save_to(temp);
       std::filesystem::rename(temp, path);
@@ -589,13 +592,25 @@ class Trainer {
       archive.read("best_state", best);
       best_state_ = snapshot();
       for (std::size_t i = 0; i < best_state_.size(); ++i) best.read(std::to_string(i), best_state_[i]);
-      torch::Tensor t;
-      archive.read("epoch", t);
-      epoch = static_cast<int>(t.item<int64_t>());
-      archive.read("best", t);
-      best_ = t.item<double>();
-      archive.read("initial", t);
-      initial_cost_ = t.item<double>();
+      // One tensor per entry: reading into a tensor that holds another entry keeps its dtype, so "best" (a double)
+      // read into the tensor that held "epoch" (an integer) came back as a wrong figure.
+      auto entry = [&](const char* key) {
+        torch::Tensor t;
+        archive.read(key, t);
+        return t;
+      };
+      const torch::Tensor used_features = entry("used_features");
+      if (used_features.numel() != static_cast<int64_t>(features::kFeatureCount))
+        return Status::InvalidInput(fmt::format("{}: the checkpoint lists {} features, this trainer has {}", path,
+                                                used_features.numel(), features::kFeatureCount));
+      std::vector<char> used(features::kFeatureCount);
+      for (std::size_t k = 0; k < used.size(); ++k)
+        used[k] = used_features[static_cast<int64_t>(k)].item<int64_t>() != 0 ? 1 : 0;
+      nets_->set_used_features(used);
+      epoch = static_cast<int>(entry("epoch").item<int64_t>());
+      best_ = entry("best").item<double>();
+      initial_cost_ = entry("initial").item<double>();
+      stale_ = static_cast<int>(entry("stale").item<int64_t>());
       return Status::Ok();
     } catch (const std::exception& e) {
       return Status::InvalidInput(
@@ -620,6 +635,7 @@ class Trainer {
   std::vector<Workload> held_back_;          ///< with select_on_slurm: each trace's held-back jobs
   std::vector<double> held_back_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_cost_ = 1.0;
+  int stale_ = 0;  ///< validations since the best one (early stopping)
   State best_state_;
   std::string teacher_;
 };
