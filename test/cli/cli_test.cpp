@@ -1067,8 +1067,10 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   CHECK(contains(run.out, "in the Slurm model"));  // the teacher was searched there
   const std::string card = slurp(dir.file("gavel.md"));
   CHECK(contains(card, "simulated in the Slurm model on each trace's cluster"));
-  CHECK(contains(card, "| " + gavel + " | 15264 |"));  // every job of the folder, read as evaluate reads it
-  CHECK(contains(card, "full Slurm model over the 3053 held-back jobs"));
+  // The folder's 15,264 jobs, read as evaluate reads them: the last 20% (3,053) held back unread, the 20% of the
+  // rest before them validate.
+  CHECK(contains(card, "| " + gavel + " | 12211 | first 9768 | next 2443 | last 3053 |"));
+  CHECK(contains(card, "full Slurm model over the 2443 validation jobs"));
 
   const Run bad = run_cli({"train", "--trace", gavel, "--output", model, "--rollouts", "bogus"});
   CHECK(bad.exit_code != 0);
@@ -1090,7 +1092,7 @@ TEST_CASE("train takes one cluster per trace, in --trace order") {
   const std::string card = slurp(dir.file("mixed.md"));
   CHECK(contains(card, "Cluster: `implied for " + cpu + ".swf; " + gpu + ".cluster.yaml for " + gpu + ".sacct`"));
   // The GPU dump's machine is its cluster file's (gpu nodes), not one implied from its largest job.
-  CHECK(contains(card, "| " + gpu + ".sacct | 600 |"));
+  CHECK(contains(card, "| " + gpu + ".sacct | 480 |"));  // 600, of which the last 120 are held back
 
   const Run three = run_cli({"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster", "implied",
                              "--cluster", gpu + ".cluster.yaml", "--cluster", "implied", "--output", model});
@@ -1102,7 +1104,8 @@ TEST_CASE("train takes one cluster per trace, in --trace order") {
   // Too few jobs: the message names the trace.
   const Run few = run_cli({"train", "--trace", cpu + ".swf", "--epochs", "1", "--output", model});
   CHECK(few.exit_code == 1);
-  CHECK(contains(few.err, cpu + ".swf: 600 usable jobs are too few"));
+  CHECK(contains(few.err, cpu + ".swf: 480 usable jobs are too few"));
+  CHECK(contains(few.err, "120 later jobs held back"));
 }
 
 // The model card's learning curve: one CSV row per epoch run, drawn as a PNG beside the card and shown in it.

@@ -24,7 +24,7 @@ import rlsched_plugins
 from lab import Lab
 
 REPO = Path(__file__).resolve().parents[2]
-WORKLOAD_JOBS = 48
+WORKLOAD_JOBS = 64  # of which `rlsched train` reads the first 80% by submit time, the verdict judges the rest
 QUEUE_LIMITS = [60, 4, 120, 15, 30, 8]  # minutes, of the pending jobs, in submission order
 SCALE = 10000  # score_scale of the lab's rlsched.yaml
 

@@ -1,10 +1,12 @@
 // Rollouts in the Slurm model (slurm_rollout.h): what is recorded, that it is what was played, that the deployed
 // behaviour is the plain policy in sim::simulate, and that training there learns an obvious rule.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 
 #include "networks.h"
 #include "ppo.h"
@@ -66,6 +68,45 @@ PolicyNets random_nets(std::uint64_t seed, const TraceSplit& t) {
 }
 
 }  // namespace
+
+// The time split an admin relies on: `rlsched train` never reads the jobs `rlsched evaluate --candidate` judges, so
+// neither training nor model selection sees them.
+TEST_CASE("training never reads the held-back jobs: the last share by submit time, which the verdict judges") {
+  TrainWorkload w = short_first_workload(400, 5);
+  std::reverse(w.workload.jobs.begin(), w.workload.jobs.end());  // read out of submit order
+  Workload verdict_copy = w.workload;
+  const Workload verdict = take_recent(verdict_copy, 0.25);  // what evaluate --candidate --held-back 0.25 keeps
+  REQUIRE(verdict.jobs.size() == 100);
+  REQUIRE(verdict_copy.jobs.size() == 300);
+
+  TrainConfig config;
+  config.held_back = 0.25;
+  config.validation_share = 0.2;
+  config.sequence_length = 32;
+  auto split = split_workload(w, config);
+  INFO(split.status().message());
+  REQUIRE(split.ok());
+  CHECK(split->held_back_jobs == 100);
+  REQUIRE(split->workload.jobs.size() == 300);
+  const Seconds first_verdict = verdict.jobs.front().submit;
+  for (const Job& j : split->workload.jobs) CHECK(j.submit <= first_verdict);
+  std::set<JobId> judged;
+  for (const Job& j : verdict.jobs) judged.insert(j.id);
+  for (const Job& j : split->workload.jobs) CHECK(judged.count(j.id) == 0);
+  // Of the 300 read, the first 240 train and the last 60 validate.
+  CHECK(split->train_end == 240);
+  const Workload validation = validation_workload(*split);
+  REQUIRE(validation.jobs.size() == 60);
+  CHECK(validation.jobs.front().id == verdict_copy.jobs[240].id);
+  CHECK(validation.jobs.back().id == verdict_copy.jobs[299].id);
+
+  config.held_back = 0;  // judged on other workloads: every job is read
+  auto all = split_workload(w, config);
+  REQUIRE(all.ok());
+  CHECK(all->held_back_jobs == 0);
+  CHECK(all->workload.jobs.size() == 400);
+  CHECK(all->train_end == 320);
+}
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {
   TrainConfig config;
@@ -186,7 +227,7 @@ TEST_CASE("training in the Slurm model learns shortest-first on a workload where
   INFO(result.status().message());
   REQUIRE(result.ok());
   INFO("initial " << result->initial_validation_cost_ratio << ", best " << result->best_validation_cost_ratio);
-  // Validation is the Slurm model over the held-back 300 jobs: the learned policy's average bounded slowdown over
+  // Validation is the Slurm model over the 240 validation jobs: the learned policy's average bounded slowdown over
   // FCFS's. Shortest first roughly halves it here; a random ranking sits near FCFS.
   CHECK(result->best_validation_cost_ratio < 0.8 * result->initial_validation_cost_ratio);
   CHECK(result->best_validation_cost_ratio < 0.8);  // and beats FCFS clearly
@@ -284,6 +325,7 @@ TEST_CASE("Slurm-model windows are drawn where jobs queue, so a mostly quiet tra
   c.rollouts = Rollouts::kSlurm;
   c.workloads = {w};
   c.reference = "fcfs";
+  c.held_back = 0;  // the busy part must fall in the jobs trained on
   c.sequence_length = 64;
   c.imitation_epochs = 1;
   c.epochs = 1;

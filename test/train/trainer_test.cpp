@@ -122,6 +122,7 @@ TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a
   TrainConfig c;
   c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
   c.traces = {trace};
+  c.held_back = 0;  // judged below on the whole trace; this test is about learning, not the split
   c.imitation_epochs = 0;
   c.epochs = 12;
   c.episodes_per_epoch = 16;
@@ -151,8 +152,8 @@ TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a
 }
 
 // --select-on-slurm: the figure the trainer selects on is the saved model's average bounded slowdown over the
-// held-back jobs in the Slurm model, relative to the reference's; recomputed here from the model file.
-TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the held-back jobs") {
+// validation jobs in the Slurm model, relative to the reference's; recomputed here from the model file.
+TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the validation jobs") {
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   TrainConfig c;
   c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
@@ -176,12 +177,14 @@ TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio
   REQUIRE(reference.ok());
   auto workload = io::read_swf(trace);
   REQUIRE(workload.ok());
-  Workload held_back = *workload;  // Lublin-1: every job is usable, the last 20% are held back
-  held_back.jobs.assign(workload->jobs.begin() + static_cast<std::ptrdiff_t>(workload->jobs.size() * 8 / 10),
-                        workload->jobs.end());
+  // Lublin-1 (10,000 jobs, all usable, in submit order): the last 2,000 are held back unread, of the 8,000 before
+  // them the last 1,600 validate. The held-back jobs must play no part in the figure.
+  REQUIRE(workload->jobs.size() == 10000);
+  Workload validation = *workload;
+  validation.jobs.assign(workload->jobs.begin() + 6400, workload->jobs.begin() + 8000);
   sim::EvaluationOptions options;
-  auto learned = sim::evaluate_policy(held_back, nullptr, **model, options);
-  auto ref = sim::evaluate_policy(held_back, nullptr, **reference, options);
+  auto learned = sim::evaluate_policy(validation, nullptr, **model, options);
+  auto ref = sim::evaluate_policy(validation, nullptr, **reference, options);
   REQUIRE(learned.ok());
   REQUIRE(ref.ok());
   const double ratio = learned->metrics.avg_bsld / ref->metrics.avg_bsld;
@@ -190,7 +193,7 @@ TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio
 }
 
 TEST_CASE("with a given cluster, selection runs on it and the card names it") {
-  // Lublin-1 on a larger machine (320 one-CPU nodes): the held-back jobs queue less than on the implied 256.
+  // Lublin-1 on a larger machine (320 one-CPU nodes): the validation jobs queue less than on the implied 256.
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
   const std::string cluster_file = std::string(P_tmpdir) + "/rlsched_train_larger.yaml";
   std::ofstream(cluster_file) << "cluster: larger\nnodes:\n  - {name: \"n[001-320]\", cpus: 1}\n"
@@ -217,11 +220,10 @@ TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   auto reference = make_scorer(c.reference);
   auto workload = io::read_swf(trace);
   REQUIRE((model.ok() && reference.ok() && workload.ok()));
-  Workload held_back = *workload;
-  held_back.jobs.assign(workload->jobs.begin() + static_cast<std::ptrdiff_t>(workload->jobs.size() * 8 / 10),
-                        workload->jobs.end());
-  auto learned = sim::evaluate_policy(held_back, &*cluster, **model, {});
-  auto ref = sim::evaluate_policy(held_back, &*cluster, **reference, {});
+  Workload validation = *workload;  // jobs 6,400-7,999 of 10,000 (the last 2,000 are held back unread)
+  validation.jobs.assign(workload->jobs.begin() + 6400, workload->jobs.begin() + 8000);
+  auto learned = sim::evaluate_policy(validation, &*cluster, **model, {});
+  auto ref = sim::evaluate_policy(validation, &*cluster, **reference, {});
   REQUIRE((learned.ok() && ref.ok()));
   CHECK(result->best_validation_cost_ratio == Approx(learned->metrics.avg_bsld / ref->metrics.avg_bsld).epsilon(0.02));
   std::ifstream card(std::string(P_tmpdir) + "/rlsched_train_larger.md");

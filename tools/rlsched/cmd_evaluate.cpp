@@ -35,13 +35,11 @@ struct EvaluateOptions {
   std::string report;     ///< folder for report.json, outcomes, figures and index.html; empty: none
 };
 
-/// Keeps the last `share` of the jobs in submit order: the part `rlsched train` holds back by default.
+/// Keeps the last `share` of the jobs in submit order: the part `rlsched train` never reads by default.
 void keep_recent(Inputs& inputs, double share) {
-  std::vector<Job>& jobs = inputs.workload.jobs;
-  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.submit < b.submit; });
-  const auto keep = static_cast<std::size_t>(std::ceil(static_cast<double>(jobs.size()) * share));
-  jobs.erase(jobs.begin(), jobs.end() - static_cast<std::ptrdiff_t>(std::min(keep, jobs.size())));
-  inputs.trace_label += fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)", share * 100, jobs.size());
+  inputs.workload.jobs = take_recent(inputs.workload, share).jobs;
+  inputs.trace_label +=
+      fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)", share * 100, inputs.workload.jobs.size());
 }
 
 int run_evaluate(const EvaluateOptions& options) {

@@ -119,7 +119,7 @@ CommandRunner setup_train(CLI::App& app) {
   auto* trace =
       app.add_option("--trace", c.traces,
                      "Training trace (repeat for several): SWF, sacct dump, Alibaba CSV or Gavel folder, read "
-                     "as evaluate reads it; the last part of each is held back")
+                     "as evaluate reads it; its last jobs are held back unread (--held-back), the ones before validate")
           ->type_name("FILE")
           ->check(CLI::ExistingPath);
   auto* sacct = app.add_option("--sacct", c.traces,
@@ -158,7 +158,7 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--rollouts", options->rollouts,
                  "Where PPO's episodes run: slurm (the Slurm model on each trace's cluster, the score as site factor "
-                 "at --config's score_scale; validation on the held-back jobs there) or compat (RLScheduler's "
+                 "at --config's score_scale; validation on the validation jobs there) or compat (RLScheduler's "
                  "simulator semantics, the paper protocol)")
       ->check(CLI::IsMember({"slurm", "compat"}))
       ->capture_default_str();
@@ -169,8 +169,8 @@ CommandRunner setup_train(CLI::App& app) {
                  "slurm rollouts: episodes per sampled sequence (antithetic pairs; the baseline is their mean)")
       ->capture_default_str();
   app.add_flag("--select-on-slurm", c.select_on_slurm,
-               "Validate (select the model, stop early) in the Slurm model over each trace's held-back jobs instead "
-               "of the training simulator's held-back sequences");
+               "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "
+               "instead of the training simulator's validation sequences");
   app.add_option("--teacher", c.teacher,
                  "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic; "
                  "one for all traces or one per trace, comma-separated (search,search,sjf)")
@@ -187,7 +187,13 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--epochs", c.epochs, "PPO epochs at most")->capture_default_str();
   app.add_option("--episodes", c.episodes_per_epoch, "Episodes (job sequences) per epoch")->capture_default_str();
   app.add_option("--sequence-length", c.sequence_length, "Jobs per episode")->capture_default_str();
-  app.add_option("--validation-share", c.validation_share, "Share of each trace's last jobs held back")
+  app.add_option("--held-back", c.held_back,
+                 "Share of each trace's last jobs (by submit time) never read: what `evaluate --candidate` judges on "
+                 "by default; 0 when the model will be judged on other workloads")
+      ->check(CLI::Range(0.0, 0.9))
+      ->capture_default_str();
+  app.add_option("--validation-share", c.validation_share,
+                 "Share of the jobs before the held-back ones that validates (model selection, early stopping)")
       ->capture_default_str();
   app.add_option("--validation-sequences", c.validation_sequences, "Validation sequences per trace")
       ->capture_default_str();

@@ -46,6 +46,7 @@ nlohmann::json training_record(const ExportInfo& info) {
                     {"jobs", t.prepared.jobs.size()},
                     {"train_jobs", t.train_end},
                     {"validation_jobs", t.prepared.jobs.size() - t.train_end},
+                    {"held_back_jobs", t.held_back_jobs},
                     {"machine", fmt::format("{} nodes x {} CPUs", t.prepared.nodes, t.prepared.procs_per_node)},
                     {"cluster", c.cluster.empty() ? std::string("implied by the trace") : c.cluster}});
   nlohmann::json table = nlohmann::json::array();
@@ -79,7 +80,7 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"teacher", info.result.teacher},
             {"reference", c.reference},
             {"selected_on",
-             c.select_on_slurm ? "slurm model, held-back jobs" : "training simulator, held-back sequences"}}},
+             c.select_on_slurm ? "slurm model, validation jobs" : "training simulator, validation sequences"}}},
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
@@ -141,10 +142,14 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   std::string md = fmt::format("# rlsched policy `{}`\n\n", c.output);
   md += fmt::format("Created {} · feature schema v{} · {} · weights sha256 `{}`\n\n", metadata.created,
                     metadata.schema_version, metadata.architecture, metadata.weights_sha256);
-  md += "## Data\n\n| trace | jobs | trained on | held back for validation | machine |\n|---|---|---|---|---|\n";
+  md +=
+      "## Data\n\nBy submit time: the first jobs are trained on, the next validate (model selection, early stopping), "
+      "the last are held back unread, for `rlsched evaluate --candidate`.\n\n"
+      "| trace | jobs read | trained on | validation | held back, unread | machine |\n|---|---|---|---|---|---|\n";
   for (const TraceSplit& t : info.traces)
-    md += fmt::format("| {} | {} | first {} | last {} | {} nodes x {} CPUs |\n", t.path, t.prepared.jobs.size(),
-                      t.train_end, t.prepared.jobs.size() - t.train_end, t.prepared.nodes, t.prepared.procs_per_node);
+    md += fmt::format("| {} | {} | first {} | next {} | last {} | {} nodes x {} CPUs |\n", t.path,
+                      t.prepared.jobs.size(), t.train_end, t.prepared.jobs.size() - t.train_end, t.held_back_jobs,
+                      t.prepared.nodes, t.prepared.procs_per_node);
   md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")
                           : fmt::format(
                                 "\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
@@ -205,12 +210,12 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
       c.seed, info.result.epochs_run, info.result.seconds,
       info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
   md += fmt::format(
-      "## Evaluation on the held-back sequences\n\n{} sequences of {} jobs per trace from the validation part, in "
+      "## Evaluation on the validation sequences\n\n{} sequences of {} jobs per trace from the validation part, in "
       "RLScheduler's simulator semantics with the same backfill, as in the table below. ",
       c.validation_sequences, c.sequence_length);
   md += c.select_on_slurm
             ? fmt::format(
-                  "The model was selected in the Slurm model over each trace's held-back jobs "
+                  "The model was selected in the Slurm model over each trace's validation jobs "
                   "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
                   "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
                   "below).\n\n",
@@ -228,7 +233,7 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
 }
 
 /// The saved model beside every heuristic on each training trace: RLScheduler's protocol when the trace is long
-/// enough for it (both backfill modes), and the full Slurm model over the held-back jobs.
+/// enough for it (both backfill modes), and the full Slurm model over the validation jobs.
 std::string protocol_evaluations(const ExportInfo& info) {
   auto model = policy::make_policy_scorer("model:" + info.config.output);
   if (!model.ok()) return fmt::format("\n(evaluation skipped: {})\n", model.status().message());
@@ -260,12 +265,12 @@ std::string protocol_evaluations(const ExportInfo& info) {
       table(fmt::format("{}: RLScheduler's protocol (10 x 1,024 jobs), backfill {}", t.path, sim::to_string(b)),
             t.workload, nullptr, o);
     }
-    const Workload held_back = held_back_workload(t);
+    const Workload validation = validation_workload(t);
     sim::EvaluationOptions o;
     o.sim.backfill = info.config.backfill;
-    table(fmt::format("{}: full Slurm model over the {} held-back jobs, backfill {}", t.path, held_back.jobs.size(),
-                      sim::to_string(info.config.backfill)),
-          held_back, t.cluster.get(), o);
+    table(fmt::format("{}: full Slurm model over the {} validation jobs (selected on: in sample), backfill {}", t.path,
+                      validation.jobs.size(), sim::to_string(info.config.backfill)),
+          validation, t.cluster.get(), o);
   }
   return md.empty() ? md : "\n## Evaluation against the heuristics\n" + md;
 }

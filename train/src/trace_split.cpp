@@ -16,6 +16,9 @@ Result<TraceSplit> split(std::string path, Workload workload, Cluster cluster, c
   cluster.priority.site = config.score_scale;
   t.cluster = std::make_shared<const Cluster>(std::move(cluster));
   t.path = std::move(path);
+  t.held_back_jobs = take_recent(workload, config.held_back).jobs.size();
+  if (t.held_back_jobs > 0 && workload.jobs.empty())
+    return Status::InvalidInput(fmt::format("{}: --held-back {} leaves no job to train on", t.path, config.held_back));
   t.workload = std::move(workload);
   const Cluster* const cluster_ptr = t.cluster.get();
   // One CPU per simulated node: allocation by CPU, as Slurm's cons_tres does, not RLScheduler's whole nodes (which
@@ -30,9 +33,10 @@ Result<TraceSplit> split(std::string path, Workload workload, Cluster cluster, c
   const std::size_t length = config.sequence_length;
   if (t.train_end < length + 1 || n - t.train_end < length)
     return Status::InvalidInput(
-        fmt::format("{}: {} usable jobs are too few for training and validation sequences of {} jobs ({}% held back)",
-                    t.path, n, length, static_cast<int>(share * 100)));
-  // Validation sequences spread evenly over the held-back jobs.
+        fmt::format("{}: {} usable jobs are too few for training and validation sequences of {} jobs ({}% of them "
+                    "validate; {} later jobs held back)",
+                    t.path, n, length, static_cast<int>(share * 100), t.held_back_jobs));
+  // Validation sequences spread evenly over the validation jobs.
   const std::size_t span = n - length - t.train_end;
   const std::size_t count = std::max<std::size_t>(config.validation_sequences, 1);
   for (std::size_t i = 0; i < count; ++i)
@@ -62,14 +66,14 @@ Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConf
   return split(workload.label, workload.workload, workload.cluster, config);
 }
 
-Workload held_back_workload(const TraceSplit& t) {
-  Workload held_back;
-  held_back.report = t.workload.report;
-  held_back.max_nodes = t.workload.max_nodes;
-  held_back.max_procs = t.workload.max_procs;
+Workload validation_workload(const TraceSplit& t) {
+  Workload validation;
+  validation.report = t.workload.report;
+  validation.max_nodes = t.workload.max_nodes;
+  validation.max_procs = t.workload.max_procs;
   for (std::size_t i = t.train_end; i < t.prepared.jobs.size(); ++i)
-    held_back.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
-  return held_back;
+    validation.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
+  return validation;
 }
 
 }  // namespace rlsched::train

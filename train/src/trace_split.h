@@ -1,4 +1,5 @@
-// A training trace: read, prepared for the simulator, and split into the jobs trained on and the jobs held back.
+// A training trace: read, prepared for the simulator, and split by submit time into the jobs trained on, the jobs
+// that validate, and the last jobs, held back unread for the verdict (TrainConfig::held_back).
 #pragma once
 
 #include <memory>
@@ -15,7 +16,8 @@ namespace rlsched::train {
 
 struct TraceSplit {
   std::string path;
-  Workload workload;
+  Workload workload;               ///< without the held-back jobs
+  std::size_t held_back_jobs = 0;  ///< the trace's last jobs, dropped unread
   sim::CompatWorkload prepared;
   std::size_t train_end = 0;                   ///< jobs [0, train_end) are trained on, the rest validate
   std::vector<std::size_t> validation_starts;  ///< first jobs of the validation sequences
@@ -23,14 +25,14 @@ struct TraceSplit {
   std::shared_ptr<const Cluster> cluster;
 };
 
-/// Reads `path` and splits it by config.validation_share. \return InvalidInput when the trace is too short for one
-/// training and one validation sequence of config.sequence_length jobs.
+/// Reads `path`, drops its last config.held_back and splits the rest by config.validation_share. \return InvalidInput
+/// when the trace is too short for one training and one validation sequence of config.sequence_length jobs.
 Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config);
 
 /// Splits a workload the caller read (TrainConfig::workloads) as split_trace does, on its own cluster.
 Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConfig& config);
 
-/// The held-back jobs of a split as a workload of their own (for evaluations in the Slurm model).
-Workload held_back_workload(const TraceSplit& t);
+/// The validation jobs of a split as a workload of their own (for selection in the Slurm model).
+Workload validation_workload(const TraceSplit& t);
 
 }  // namespace rlsched::train

@@ -119,10 +119,10 @@ class Trainer {
     slurm_sim_.backfill = config.backfill;
     if (slurm_) weigh_windows_by_contention();
     if (config_.select_on_slurm) {
-      for (const TraceSplit& t : traces_) held_back_.push_back(held_back_workload(t));
-      held_back_reference_.resize(held_back_.size());
-      parallel_for(held_back_.size(), threads_, [&](std::size_t i) {
-        held_back_reference_[i] = slurm_metric(held_back_[i], traces_[i].cluster.get(), *reference_);
+      for (const TraceSplit& t : traces_) validation_jobs_.push_back(validation_workload(t));
+      validation_slurm_reference_.resize(validation_jobs_.size());
+      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
+        validation_slurm_reference_[i] = slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *reference_);
       });
     }
   }
@@ -456,7 +456,6 @@ class Trainer {
     return episodes;
   }
 
-  /// Mean over validation sequences of the greedy policy's cost / the reference's cost.
   /// The objective's metric for `scorer` over `workload` in the Slurm model (lower is better).
   double slurm_metric(const Workload& workload, const Cluster* cluster, const Scorer& scorer) const {
     sim::EvaluationOptions options;
@@ -473,17 +472,20 @@ class Trainer {
     }
   }
 
+  /// The greedy policy's metric over the reference's: in the Slurm model over each trace's validation jobs, or the
+  /// mean over the training simulator's validation sequences.
   double validate() {
     if (config_.select_on_slurm) {
       const PlainMlp plain = nets_->to_plain();
-      std::vector<double> ratio(held_back_.size());
-      parallel_for(held_back_.size(), threads_, [&](std::size_t i) {
+      std::vector<double> ratio(validation_jobs_.size());
+      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
         const PlainMlpScorer learned(plain);
-        ratio[i] = slurm_metric(held_back_[i], traces_[i].cluster.get(), learned) / held_back_reference_[i];
+        ratio[i] =
+            slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), learned) / validation_slurm_reference_[i];
       });
       double sum = 0;
       for (double r : ratio) sum += r;
-      return held_back_.empty() ? 1.0 : sum / static_cast<double>(held_back_.size());
+      return validation_jobs_.empty() ? 1.0 : sum / static_cast<double>(validation_jobs_.size());
     }
     const PlainMlp plain = nets_->to_plain();
     std::vector<double> ratio(validation_.size());
@@ -632,8 +634,8 @@ class Trainer {
   torch::optim::Adam optimizer_;
   std::vector<Sequence> validation_;
   std::vector<double> validation_reference_;
-  std::vector<Workload> held_back_;          ///< with select_on_slurm: each trace's held-back jobs
-  std::vector<double> held_back_reference_;  ///< and the reference's metric on them
+  std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
+  std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_cost_ = 1.0;
   int stale_ = 0;  ///< validations since the best one (early stopping)
   State best_state_;
@@ -661,7 +663,7 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
     if (config.rollouts_per_sequence < 2)
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");
     if (!(config.score_noise > 0)) return Status::InvalidInput("Slurm-model rollouts need a score noise > 0");
-    run_config.select_on_slurm = true;  // the model is judged where it trains: the Slurm model's held-back jobs
+    run_config.select_on_slurm = true;  // the model is judged where it trains: the Slurm model's validation jobs
   }
   std::vector<TraceSplit> traces;
   for (const std::string& path : config.traces) {

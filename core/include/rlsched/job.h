@@ -90,4 +90,9 @@ struct Workload {
   int max_nodes = 0;  ///< from the trace header (SWF MaxNodes), 0 if absent
 };
 
+/// Moves the last `share` of the jobs by submit time (ceil(share * jobs); stable for equal submit times) out of
+/// `workload` and returns them, with the header's machine size. The one meaning of "the jobs that come next":
+/// `rlsched train` never reads them (--held-back) and `rlsched evaluate --candidate` judges the model on them.
+Workload take_recent(Workload& workload, double share);
+
 }  // namespace rlsched

@@ -51,7 +51,7 @@ struct TrainWorkload {
 };
 
 struct TrainConfig {
-  std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each is split into training and validation jobs
+  std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each split into training, validation, held back
   /// Workloads prepared by the caller, trained on after `traces` (which are read here with `cluster`).
   std::vector<TrainWorkload> workloads;
   Rollouts rollouts = Rollouts::kSlurm;
@@ -71,8 +71,13 @@ struct TrainConfig {
   std::size_t sequence_length = 256;  ///< jobs per training episode
   std::size_t episodes_per_epoch = 32;
   int epochs = 100;
-  double validation_share = 0.2;         ///< the last share of each trace's jobs is never trained on
-  std::size_t validation_sequences = 6;  ///< per trace, of sequence_length jobs each, spread over the held-out part
+  /// The last share of each trace's jobs by submit time, never read: the jobs that come next, which `rlsched evaluate
+  /// --candidate` judges the model on (take_recent). Selecting the model on them would judge it in sample.
+  double held_back = 0.2;
+  /// Of the jobs before the held-back ones, the last share validates (model selection, early stopping) and is never
+  /// trained on.
+  double validation_share = 0.2;
+  std::size_t validation_sequences = 6;  ///< per trace, of sequence_length jobs each, spread over the validation part
   Objective objective = Objective::kBoundedSlowdown;
   /// Starvation penalty: each job's cost grows by penalty * max(0, wait - threshold) / threshold.
   double starvation_penalty = 0;
