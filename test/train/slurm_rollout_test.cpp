@@ -10,6 +10,7 @@
 
 #include "networks.h"
 #include "ppo.h"
+#include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/simulator.h"
 #include "rlsched/train/trainer.h"
 #include "rollout.h"
@@ -106,6 +107,60 @@ TEST_CASE("training never reads the held-back jobs: the last share by submit tim
   CHECK(all->held_back_jobs == 0);
   CHECK(all->workload.jobs.size() == 400);
   CHECK(all->train_end == 320);
+}
+
+// --max-arrival-speedup: a training window is the same jobs arriving faster, the first still at 0.
+TEST_CASE("a window's arrival speed-up divides the gaps between its submits and changes nothing else") {
+  TrainConfig config;
+  config.sequence_length = 16;
+  auto split = split_workload(short_first_workload(200, 9), config);
+  REQUIRE(split.ok());
+  const std::vector<Job> as_came = sequence_jobs(SlurmSequence{&*split, 10, 16});
+  const std::vector<Job> faster = sequence_jobs(SlurmSequence{&*split, 10, 16, 2.0});
+  REQUIRE(as_came.size() == 16);
+  REQUIRE(faster.size() == 16);
+  CHECK(as_came.front().submit == 0);
+  CHECK(faster.front().submit == 0);
+  CHECK(as_came.back().submit > 1000);
+  for (std::size_t i = 0; i < as_came.size(); ++i) {
+    CHECK(faster[i].id == as_came[i].id);
+    CHECK(faster[i].run_time == as_came[i].run_time);
+    CHECK(std::abs(static_cast<double>(faster[i].submit) - static_cast<double>(as_came[i].submit) / 2) <= 0.5);
+  }
+}
+
+// The figure that says whether imitation worked: the teacher rule's own ratio on the validation jobs, beside the
+// ratio of the network that imitated it. Recomputed here: SJF over FCFS on the validation jobs in the Slurm model.
+TEST_CASE("training reports the teacher's own validation figure, recomputed from the validation jobs") {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = {short_first_workload(1500, 7)};
+  c.teacher = "sjf";
+  c.reference = "fcfs";
+  c.sequence_length = 128;
+  c.imitation_epochs = 5;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.validation_sequences = 1;
+  c.hidden = {8};
+  c.threads = 1;
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  auto split = split_workload(c.workloads[0], c);
+  REQUIRE(split.ok());
+  const Workload validation = validation_workload(*split);
+  sim::EvaluationOptions options;
+  options.sim.backfill = c.backfill;
+  auto sjf = make_scorer("sjf");
+  auto fcfs = make_scorer("fcfs");
+  REQUIRE((sjf.ok() && fcfs.ok()));
+  auto taught = sim::evaluate_policy(validation, split->cluster.get(), **sjf, options);
+  auto reference = sim::evaluate_policy(validation, split->cluster.get(), **fcfs, options);
+  REQUIRE((taught.ok() && reference.ok()));
+  const double expected = taught->metrics.avg_bsld / reference->metrics.avg_bsld;
+  CHECK(expected < 0.8);  // shortest first clearly beats FCFS on this workload
+  CHECK(result->teacher_validation_cost_ratio == Approx(expected).epsilon(1e-9));
 }
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {

@@ -98,6 +98,9 @@ int run_train(TrainOptions& options) {
   fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n",
              config.reference, result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
   fmt::print("teacher: {}\n", result->teacher);
+  if (result->teacher_validation_cost_ratio >= 0)
+    fmt::print("the teacher itself on the validation jobs: {:.4f} (the imitated network started at {:.4f})\n",
+               result->teacher_validation_cost_ratio, result->initial_validation_cost_ratio);
   fmt::print("model: {}\n", result->model_path);
   if (!result->curve_csv.empty()) {
     // The card shows the curve as a PNG beside it; the model and the card stand without it (the CSV has it all).
@@ -167,6 +170,11 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--rollouts-per-sequence", c.rollouts_per_sequence,
                  "slurm rollouts: episodes per sampled sequence (antithetic pairs; the baseline is their mean)")
+      ->capture_default_str();
+  app.add_option("--max-arrival-speedup", c.max_arrival_speedup,
+                 "slurm rollouts: speed each training window's arrivals up by a factor drawn log-uniformly from "
+                 "[1, this] (a busier month than the training part had; validation runs the jobs as they came)")
+      ->check(CLI::Range(1.0, 10.0))
       ->capture_default_str();
   app.add_flag("--select-on-slurm", c.select_on_slurm,
                "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "

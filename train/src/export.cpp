@@ -89,6 +89,7 @@ nlohmann::json training_record(const ExportInfo& info) {
           {"seconds", info.result.seconds},
           {"validation",
            {{"initial_cost_ratio", info.result.initial_validation_cost_ratio},
+            {"teacher_cost_ratio", info.result.teacher_validation_cost_ratio},
             {"best_cost_ratio", info.result.best_validation_cost_ratio},
             {"table", table}}},
           {"command", c.command_line}};
@@ -223,6 +224,12 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                   c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
             : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
+  if (const double teacher = info.result.teacher_validation_cost_ratio; teacher >= 0) {
+    const double start = info.result.initial_validation_cost_ratio;
+    const char* where = start > 1.05 * teacher ? "well behind" : start < 0.95 * teacher ? "ahead of" : "close to";
+    md += fmt::format("The teacher rule itself scored {:.4f} there: the imitated network started {} it.\n\n", teacher,
+                      where);
+  }
   md += "| policy | avg bounded slowdown | avg wait (s) | p99 wait (s) |\n|---|---|---|---|\n";
   for (const ValidationRow& r : info.table)
     md += fmt::format("| {} | {:.2f} | {:.0f} | {:.0f} |\n", r.policy, r.avg_bsld, r.avg_wait, r.p99_wait);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -147,6 +148,7 @@ class Trainer {
       initial_cost_ = best_;
     }
     result.initial_validation_cost_ratio = initial_cost_;
+    result.teacher_validation_cost_ratio = teacher_validation_;
     result.teacher = config_.imitation_epochs > 0 || initial_ ? teacher_ : "none";
 
     TrainProgress p;
@@ -294,6 +296,16 @@ class Trainer {
   Status warm_start() {
     auto teacher_scorers = teachers();
     if (!teacher_scorers.ok()) return teacher_scorers.status();
+    if (config_.select_on_slurm) {  // where the imitated network starts is only worth as much as the rule it copies
+      std::vector<double> ratio(validation_jobs_.size());
+      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
+        ratio[i] = slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *(*teacher_scorers)[i]) /
+                   validation_slurm_reference_[i];
+      });
+      double sum = 0;
+      for (double r : ratio) sum += r;
+      teacher_validation_ = ratio.empty() ? -1 : sum / static_cast<double>(ratio.size());
+    }
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
     auto demonstrate = [&](bool in_slurm) {
@@ -357,11 +369,16 @@ class Trainer {
     std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
     const Sequence s = start_in(t, rng);
     const std::vector<double>& cdf = contention_cdf_[static_cast<std::size_t>(&t - traces_.data())];
-    if (cdf.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < kUniformWindows)
-      return SlurmSequence{&t, s.first, s.length};
-    const double at = std::uniform_real_distribution<double>(0, cdf.back())(rng);
-    const auto first = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), at) - cdf.begin());
-    return SlurmSequence{&t, std::min(first, cdf.size() - 1), s.length};
+    SlurmSequence window{&t, s.first, s.length};
+    if (!cdf.empty() && std::uniform_real_distribution<double>(0, 1)(rng) >= kUniformWindows) {
+      const double at = std::uniform_real_distribution<double>(0, cdf.back())(rng);
+      const auto first = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), at) - cdf.begin());
+      window.first = std::min(first, cdf.size() - 1);
+    }
+    if (config_.max_arrival_speedup > 1)  // drawn only then: runs without it keep their random streams
+      window.arrival_speedup =
+          std::exp(std::uniform_real_distribution<double>(0, std::log(config_.max_arrival_speedup))(rng));
+    return window;
   }
 
   /// Windows of an empty cluster at a quiet time teach nothing: every order of the queue gives the same schedule,
@@ -637,7 +654,8 @@ class Trainer {
   std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
   std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_cost_ = 1.0;
-  int stale_ = 0;  ///< validations since the best one (early stopping)
+  int stale_ = 0;                   ///< validations since the best one (early stopping)
+  double teacher_validation_ = -1;  ///< TrainResult::teacher_validation_cost_ratio
   State best_state_;
   std::string teacher_;
 };

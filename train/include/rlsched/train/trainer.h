@@ -61,6 +61,10 @@ struct TrainConfig {
   /// kSlurm: episodes run on each sampled sequence (even: antithetic pairs, see slurm_rollout.h); the epoch runs
   /// episodes_per_epoch / this many sequences.
   std::size_t rollouts_per_sequence = 4;
+  /// kSlurm: each training window (teacher search, imitation, PPO) has its arrivals sped up by a factor drawn
+  /// log-uniformly from [1, this]: the same jobs at a higher load, so that the policy learns what ordering does in a
+  /// busier month than the training part had. Validation runs the jobs as they came. 1: off.
+  double max_arrival_speedup = 1;
   /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
   /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
   std::string cluster;
@@ -144,6 +148,9 @@ struct TrainResult {
   double seconds = 0;
   double best_validation_cost_ratio = 0;  ///< greedy policy cost / reference cost on the validation sequences
   double initial_validation_cost_ratio = 0;
+  /// The teacher rule itself on the validation jobs in the Slurm model, over the reference (-1: not measured, with
+  /// compat selection or a warm start from a model). Far below initial_validation_cost_ratio: imitation missed it.
+  double teacher_validation_cost_ratio = -1;
   std::string teacher;  ///< what was imitated, and its cost ratio on the training part
   std::string model_path;
   /// Every epoch's progress in this invocation (the learning curve): the model card's `<card>.curve.csv`.
