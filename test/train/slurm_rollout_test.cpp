@@ -109,26 +109,6 @@ TEST_CASE("training never reads the held-back jobs: the last share by submit tim
   CHECK(all->train_end == 320);
 }
 
-// --max-arrival-speedup: a training window is the same jobs arriving faster, the first still at 0.
-TEST_CASE("a window's arrival speed-up divides the gaps between its submits and changes nothing else") {
-  TrainConfig config;
-  config.sequence_length = 16;
-  auto split = split_workload(short_first_workload(200, 9), config);
-  REQUIRE(split.ok());
-  const std::vector<Job> as_came = sequence_jobs(SlurmSequence{&*split, 10, 16});
-  const std::vector<Job> faster = sequence_jobs(SlurmSequence{&*split, 10, 16, 2.0});
-  REQUIRE(as_came.size() == 16);
-  REQUIRE(faster.size() == 16);
-  CHECK(as_came.front().submit == 0);
-  CHECK(faster.front().submit == 0);
-  CHECK(as_came.back().submit > 1000);
-  for (std::size_t i = 0; i < as_came.size(); ++i) {
-    CHECK(faster[i].id == as_came[i].id);
-    CHECK(faster[i].run_time == as_came[i].run_time);
-    CHECK(std::abs(static_cast<double>(faster[i].submit) - static_cast<double>(as_came[i].submit) / 2) <= 0.5);
-  }
-}
-
 // The figure that says whether imitation worked: the teacher rule's own ratio on the validation jobs, beside the
 // ratio of the network that imitated it. Recomputed here: SJF over FCFS on the validation jobs in the Slurm model.
 TEST_CASE("training reports the teacher's own validation figure, recomputed from the validation jobs") {

@@ -171,11 +171,6 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--rollouts-per-sequence", c.rollouts_per_sequence,
                  "slurm rollouts: episodes per sampled sequence (antithetic pairs; the baseline is their mean)")
       ->capture_default_str();
-  app.add_option("--max-arrival-speedup", c.max_arrival_speedup,
-                 "slurm rollouts: speed each training window's arrivals up by a factor drawn log-uniformly from "
-                 "[1, this] (a busier month than the training part had; validation runs the jobs as they came)")
-      ->check(CLI::Range(1.0, 10.0))
-      ->capture_default_str();
   app.add_flag("--select-on-slurm", c.select_on_slurm,
                "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "
                "instead of the training simulator's validation sequences");

@@ -124,11 +124,7 @@ std::vector<Job> sequence_jobs(const SlurmSequence& s) {
   if (jobs.empty()) return jobs;
   Seconds first = jobs.front().submit;
   for (const Job& j : jobs) first = std::min(first, j.submit);
-  // The cluster is empty at 0, when the window's first job arrives.
-  const double speedup = std::max(s.arrival_speedup, 1e-9);
-  for (Job& j : jobs)
-    j.submit = speedup == 1 ? j.submit - first
-                            : static_cast<Seconds>(std::llround(static_cast<double>(j.submit - first) / speedup));
+  for (Job& j : jobs) j.submit -= first;  // the cluster is empty at 0, when the window's first job arrives
   return jobs;
 }
 

@@ -46,11 +46,9 @@ struct SlurmSequence {
   const TraceSplit* trace = nullptr;
   std::size_t first = 0;
   std::size_t length = 0;
-  double arrival_speedup = 1;  ///< the gaps between submits are divided by this (TrainConfig::max_arrival_speedup)
 };
 
-/// The window's jobs as the Slurm model runs them: their real submit times, shifted so that the first is at 0, the
-/// gaps between them divided by the sequence's arrival_speedup.
+/// The window's jobs as the Slurm model runs them: their real submit times, shifted so that the first is at 0.
 std::vector<Job> sequence_jobs(const SlurmSequence& sequence);
 
 /// How scores are perturbed: job j plays mu + sign * sigma * e_j, e_j a standard normal of (key, job id).

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -369,16 +368,11 @@ class Trainer {
     std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
     const Sequence s = start_in(t, rng);
     const std::vector<double>& cdf = contention_cdf_[static_cast<std::size_t>(&t - traces_.data())];
-    SlurmSequence window{&t, s.first, s.length};
-    if (!cdf.empty() && std::uniform_real_distribution<double>(0, 1)(rng) >= kUniformWindows) {
-      const double at = std::uniform_real_distribution<double>(0, cdf.back())(rng);
-      const auto first = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), at) - cdf.begin());
-      window.first = std::min(first, cdf.size() - 1);
-    }
-    if (config_.max_arrival_speedup > 1)  // drawn only then: runs without it keep their random streams
-      window.arrival_speedup =
-          std::exp(std::uniform_real_distribution<double>(0, std::log(config_.max_arrival_speedup))(rng));
-    return window;
+    if (cdf.empty() || std::uniform_real_distribution<double>(0, 1)(rng) < kUniformWindows)
+      return SlurmSequence{&t, s.first, s.length};
+    const double at = std::uniform_real_distribution<double>(0, cdf.back())(rng);
+    const auto first = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), at) - cdf.begin());
+    return SlurmSequence{&t, std::min(first, cdf.size() - 1), s.length};
   }
 
   /// Windows of an empty cluster at a quiet time teach nothing: every order of the queue gives the same schedule,

@@ -61,10 +61,6 @@ struct TrainConfig {
   /// kSlurm: episodes run on each sampled sequence (even: antithetic pairs, see slurm_rollout.h); the epoch runs
   /// episodes_per_epoch / this many sequences.
   std::size_t rollouts_per_sequence = 4;
-  /// kSlurm: each training window (teacher search, imitation, PPO) has its arrivals sped up by a factor drawn
-  /// log-uniformly from [1, this]: the same jobs at a higher load, so that the policy learns what ordering does in a
-  /// busier month than the training part had. Validation runs the jobs as they came. 1: off.
-  double max_arrival_speedup = 1;
   /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
   /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
   std::string cluster;
