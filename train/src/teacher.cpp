@@ -55,6 +55,10 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
     // priority, and ranking it again as the site factor counts it twice.
     if (name == "multifactor") continue;
+    // F1 ranks by log10 of the absolute submit time, which no feature carries (they have the wait, not the clock):
+    // a network cannot copy it. Imitating it on Lublin-1 started the network at 3-4x F1's slowdown on the
+    // validation jobs, worse than the area rules below (policy_models/README.md).
+    if (name == "f1") continue;
     candidates.push_back(Teacher{std::move(make_scorer(name)).value(), name, 0});
   }
   for (double a : {0.5, 1.0, 2.0})

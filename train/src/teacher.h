@@ -31,9 +31,9 @@ struct Teacher {
   double cost_ratio = 0;  ///< mean cost ratio to the reference on the search sequences
 };
 
-/// Evaluates every rule of the family and every built-in heuristic but multifactor with `cost_ratio` (a candidate's
-/// mean cost ratio to the reference on the search sequences, in whichever simulator trains; called from `threads`
-/// threads at once) and returns the lowest.
+/// Evaluates every rule of the family and every built-in heuristic but multifactor and F1 with `cost_ratio` (a
+/// candidate's mean cost ratio to the reference on the search sequences, in whichever simulator trains; called from
+/// `threads` threads at once) and returns the lowest.
 Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads);
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
