@@ -295,16 +295,11 @@ class Trainer {
   Status warm_start() {
     auto teacher_scorers = teachers();
     if (!teacher_scorers.ok()) return teacher_scorers.status();
-    if (config_.select_on_slurm) {  // where the imitated network starts is only worth as much as the rule it copies
-      std::vector<double> ratio(validation_jobs_.size());
-      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
-        ratio[i] = slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *(*teacher_scorers)[i]) /
-                   validation_slurm_reference_[i];
+    // Where the imitated network starts is only worth as much as the rule it copies.
+    if (config_.select_on_slurm && !validation_jobs_.empty())
+      teacher_validation_ = slurm_validation_ratio([&](std::size_t i) {
+        return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *(*teacher_scorers)[i]);
       });
-      double sum = 0;
-      for (double r : ratio) sum += r;
-      teacher_validation_ = ratio.empty() ? -1 : sum / static_cast<double>(ratio.size());
-    }
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
     auto demonstrate = [&](bool in_slurm) {
@@ -483,20 +478,26 @@ class Trainer {
     }
   }
 
+  /// Mean over the traces of metric_of(trace) (a slurm_metric on that trace's validation jobs, called from several
+  /// threads at once) over the reference's (1 without traces).
+  double slurm_validation_ratio(const std::function<double(std::size_t)>& metric_of) {
+    std::vector<double> ratio(validation_jobs_.size());
+    parallel_for(validation_jobs_.size(), threads_,
+                 [&](std::size_t i) { ratio[i] = metric_of(i) / validation_slurm_reference_[i]; });
+    double sum = 0;
+    for (double r : ratio) sum += r;
+    return ratio.empty() ? 1.0 : sum / static_cast<double>(ratio.size());
+  }
+
   /// The greedy policy's metric over the reference's: in the Slurm model over each trace's validation jobs, or the
   /// mean over the training simulator's validation sequences.
   double validate() {
     if (config_.select_on_slurm) {
       const PlainMlp plain = nets_->to_plain();
-      std::vector<double> ratio(validation_jobs_.size());
-      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
-        const PlainMlpScorer learned(plain);
-        ratio[i] =
-            slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), learned) / validation_slurm_reference_[i];
+      return slurm_validation_ratio([&](std::size_t i) {
+        const PlainMlpScorer learned(plain);  // one per call: its scratch buffers are its own
+        return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), learned);
       });
-      double sum = 0;
-      for (double r : ratio) sum += r;
-      return validation_jobs_.empty() ? 1.0 : sum / static_cast<double>(validation_jobs_.size());
     }
     const PlainMlp plain = nets_->to_plain();
     std::vector<double> ratio(validation_.size());
