@@ -142,7 +142,7 @@ TEST_CASE("power for unknown types and inconsistent sections are refused", "[con
              Contains("energy.rule must be least-cost, cheapest-window or none"));
 }
 
-TEST_CASE("a CSV series is read at its step; gaps, overlaps and bad rows are refused with file:line",
+TEST_CASE("a CSV series is read at its step, gaps, overlaps and bad rows are refused with file:line",
           "[config][energy]") {
   PrivateDir dir;
   SECTION("read") {

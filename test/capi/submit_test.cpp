@@ -259,15 +259,16 @@ TEST_CASE("a set needs per-type partitions: a mixed best partition pins the type
   CHECK(d.tres_per_node == "gres:gpu:h200:4");
 }
 
-TEST_CASE("the job's class picks its speeds; counts scale between types", "[submit]") {
+TEST_CASE("the job's class picks its speeds, and counts scale between types", "[submit]") {
   config::PluginConfig c = hetero();
   c.placement.slack = 1.3;
   c.accelerator_types[2].count_scale = 2.0;  // 8 910b stand for 4 gpus
-  c.accelerator_types[0].class_speed["embedding"] = 0.9;  // this class runs no faster on h200 (memory bound)
-  c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}, config::JobClass{"portable", "xpu-*", "", "", true}};
-  // h200 has 20 min of queued work: the default job still finishes first there (20 + 30 min), with the idle a100
-  // (60 min) within the slack (1.3 x 50 min); the embedding job finishes on the a100 (60 min) well before the h200
-  // (20 + 66.7 min).
+  c.accelerator_types[0].class_speed["embedding"] = 0.9;  // these classes run no faster on h200 (memory bound)
+  c.accelerator_types[0].class_speed["sparse"] = 0.7;
+  c.job_classes = {config::JobClass{"embedding", "emb-*", "", ""}, config::JobClass{"sparse", "sparse-*", "", ""},
+                   config::JobClass{"portable", "xpu-*", "", "", true}};
+  // h200 has 20 min of queued work, the a100 is idle. The default job finishes first on h200 (20 + 30 min), with
+  // the a100 (60 min) within the slack (1.3 x 50 min): both, h200 first.
   std::vector<placement::PartitionState> parts = cluster();
   parts[0].pools[0].pending_work = 16 * 1200.0;
   rlsched_submit plain = job("gres:gpu:4");
@@ -275,12 +276,24 @@ TEST_CASE("the job's class picks its speeds; counts scale between types", "[subm
   const SubmitDecision both = decide_submit(c, parts, plain);
   CHECK(both.tres_per_node == "gres:gpu:4");
   CHECK(both.partition == "h200,a100");
+  // The embedding job finishes first on the a100 (60 min; 20 + 66.7 min on h200): a100 first. Allowing h200 costs
+  // it at most h200's run (66.7 min, within 1.3 x 60 min), since late binding starts it where a device frees
+  // first: both, a100 first.
   rlsched_submit emb = job("gres:gpu:4");
   emb.job_name = "emb-large";
   const SubmitDecision d = decide_submit(c, parts, emb);
-  CHECK(d.tres_per_node == "gres:gpu:a100:4");
+  CHECK(d.tres_per_node == "gres:gpu:4");
+  CHECK(d.partition == "a100,h200");
   CHECK(d.job_class == "embedding");
-  CHECK_THAT(d.message, Catch::Contains("gpu:4 -> gpu:a100:4 (class embedding):"));
+  CHECK_THAT(d.message, Catch::Contains("gpu:4 -> gpu:4 (class embedding): gpu:a100 in partition a100"));
+  // The sparse job would run 85.7 min on h200, beyond the slack even if it started at once: pinned to the a100.
+  rlsched_submit sparse = job("gres:gpu:4");
+  sparse.job_name = "sparse-1";
+  const SubmitDecision pinned = decide_submit(c, parts, sparse);
+  CHECK(pinned.tres_per_node == "gres:gpu:a100:4");
+  CHECK(pinned.partition == "a100");
+  CHECK(pinned.job_class == "sparse");
+  CHECK_THAT(pinned.message, Catch::Contains("gpu:4 -> gpu:a100:4 (class sparse):"));
 
   // Every gpu busy for days: the request moves to npu with twice the count, per node and per job alike.
   parts[0].pools[0].idle = parts[1].pools[0].idle = 0;

@@ -581,7 +581,7 @@ TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts
   CHECK(nothing.exit_code == 1);
 }
 
-TEST_CASE("promote installs a verified model by rename and keeps the one it replaces; rollback puts it back") {
+TEST_CASE("promote installs a verified model by rename and keeps the one it replaces, rollback puts it back") {
   TempDir dir;
   const std::string models = std::string(RLSCHED_SOURCE_DIR) + "/policy_models";
   const std::string first = models + "/lublin1-easy/policy.pt", second = models + "/default/policy.pt";
@@ -974,7 +974,7 @@ TEST_CASE("estimate-replay estimates every job of a small trace and reports both
   CHECK_THAT(compat.err, Catch::Contains("full protocol only"));
 }
 
-TEST_CASE("generate writes what the library generates, in files evaluate reads; bad options say what is wrong") {
+TEST_CASE("generate writes what the library generates, in files evaluate reads, bad options say what is wrong") {
   TempDir dir;
   const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu");
   const Run cpu_run = run_cli({"generate", "--family", "cpu", "--seed", "4", "--jobs", "600", "--load", "0.8",

@@ -127,7 +127,7 @@ TEST_CASE("least cost does not defer for a saving below min_saving", "[energy]")
   CHECK(plan_start(c, {4 * 86400 + 16 * kH, 4 * 86400 + 20 * kH, kH, 1000}).begin == 4 * 86400 + 17 * kH);
 }
 
-TEST_CASE("the cheapest-window rule starts in a short dip before a peak; least cost does not", "[energy]") {
+TEST_CASE("the cheapest-window rule starts in a short dip before a peak, least cost does not", "[energy]") {
   // Monday (epoch day 4, 345600 s): 0.30 all day but a dip at 0.05 from 17:00 to 18:00, then 0.50 to midnight.
   const Seconds monday = 4 * 86400;
   const Schedule s = Schedule::weekly({{0, 0.30}, {17 * kH, 0.05}, {18 * kH, 0.50}, {24 * kH, 0.30}}, 0);

@@ -14,7 +14,7 @@ TEST_CASE("pending_reason: limits are named from Slurm's reason text") {
   CHECK(limit_of("QOSNotAllowed").empty());
 }
 
-TEST_CASE("pending_reason: a QOS limit names the QOS and the limit; known reasons have plain words") {
+TEST_CASE("pending_reason: a QOS limit names the QOS and the limit, known reasons have plain words") {
   const auto q = explain("QOSMaxJobsPerUserLimit", "low", "lab");
   CHECK(q.what == "its QOS 'low' has reached its MaxJobsPerUser limit");
   CHECK(q.advice.find("sacctmgr show qos low") != std::string::npos);

@@ -164,7 +164,7 @@ TEST_CASE("nodes down take no jobs, and a job that can never start has no estima
   CHECK(e[1].start == -1);  // needs both nodes
 }
 
-TEST_CASE("a running job keeps the accelerators of its type; the estimate names partition and type") {
+TEST_CASE("a running job keeps the accelerators of its type, the estimate names partition and type") {
   // gpu_cluster: h200-1 (4 x h200) and a100-1 (4 x a100). A job holds all h200s; a pending job that allows only
   // h200 waits for it, one that allows any type starts now on a100.
   Snapshot s = h200s_held();

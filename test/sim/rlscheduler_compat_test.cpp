@@ -30,7 +30,7 @@ std::vector<Seconds> starts(const CompatWorkload& w, const char* policy, bool ba
 
 }  // namespace
 
-TEST_CASE("compat: the committed head waits; arrivals meanwhile queue behind it") {
+TEST_CASE("compat: the committed head waits, arrivals meanwhile queue behind it") {
   // 4 nodes. Job 1 holds 3 until t=100. Head job 2 needs 4. Job 3 (1 node, 10 s) arrives at t=5.
   // Without backfill job 3 waits for job 2 (commit to head). With backfill it runs at t=5 (ends t=15 <= 100).
   const auto w = machine({cpu_job(1, 0, 100, 3), cpu_job(2, 1, 50, 4), cpu_job(3, 5, 10, 1)}, 4, 1);

@@ -118,7 +118,7 @@ TEST_CASE("backfilled jobs never delay any reservation (randomised, exact time l
   }
 }
 
-TEST_CASE("typeless GPU jobs take the fastest free type; run time scales with its speed") {
+TEST_CASE("typeless GPU jobs take the fastest free type, run time scales with its speed") {
   const Cluster c = rlsched::test::gpu_cluster();
   // Job 1 takes all h200s (runs 100/2 = 50 s); job 2 (typeless) finds h200 busy and runs on a100 for 100 s.
   // Job 3 asks for a100 only; job 4 is a ResNet-50, 4x faster on h200, submitted when h200 is free again.
