@@ -118,13 +118,14 @@ class Rescored final : public Scorer {
 std::vector<Job> sequence_jobs(const SlurmSequence& s) {
   const TraceSplit& t = *s.trace;
   std::vector<Job> jobs;
-  jobs.reserve(s.length);
+  const std::size_t begin = s.first - std::min(s.warmup, s.first);  // the trace's first jobs have none
   const std::size_t end = std::min(s.first + s.length, t.prepared.jobs.size());
-  for (std::size_t i = s.first; i < end; ++i) jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
+  jobs.reserve(end - std::min(begin, end));
+  for (std::size_t i = begin; i < end; ++i) jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
   if (jobs.empty()) return jobs;
   Seconds first = jobs.front().submit;
   for (const Job& j : jobs) first = std::min(first, j.submit);
-  for (Job& j : jobs) j.submit -= first;  // the cluster is empty at 0, when the window's first job arrives
+  for (Job& j : jobs) j.submit -= first;  // the cluster is empty at 0, when the first job arrives
   return jobs;
 }
 
@@ -142,19 +143,20 @@ double score_log_density(double played, double mean, double sigma) {
   return -0.5 * z * z - std::log(sigma) - 0.5 * std::log(2.0 * M_PI);
 }
 
-double slurm_cost(const std::vector<sim::JobOutcome>& outcomes, const CostModel& cost) {
+double slurm_cost(const std::vector<sim::JobOutcome>& outcomes, const CostModel& cost, std::size_t warmup) {
   std::vector<sim::JobOutcome> ran;
   ran.reserve(outcomes.size());
   for (const sim::JobOutcome& o : outcomes)
-    if (o.ran()) ran.push_back(o);
+    if (o.ran() && o.job >= warmup) ran.push_back(o);
   return cost.sequence_cost(ran);
 }
 
 double slurm_reference_cost(const SlurmSequence& s, const Scorer& scorer, const sim::SimConfig& base,
                             const CostModel& cost) {
   sim::SimConfig config = base;
-  auto r = sim::simulate(*s.trace->cluster, sequence_jobs(s), scorer, config);
-  return r.ok() ? slurm_cost(r->outcomes, cost) : 0.0;
+  const std::vector<Job> jobs = sequence_jobs(s);
+  auto r = sim::simulate(*s.trace->cluster, jobs, scorer, config);
+  return r.ok() ? slurm_cost(r->outcomes, cost, std::min(s.warmup, s.first)) : 0.0;
 }
 
 ScoreEpisode run_slurm_policy(const SlurmSequence& s, const PlainMlp& policy, const Exploration& exploration,
@@ -164,7 +166,8 @@ ScoreEpisode run_slurm_policy(const SlurmSequence& s, const PlainMlp& policy, co
   episode.reference_cost = reference;
   const ExploringScorer scorer(policy, exploration);
   sim::SimConfig config = base;
-  SampleReservoir reservoir(s.length, exploration.samples_per_job, rng);
+  const std::vector<Job> jobs = sequence_jobs(s);
+  SampleReservoir reservoir(jobs.size(), exploration.samples_per_job, rng);
   if (exploration.record) {
     config.on_scoring = [&](const sim::ScoringDecision& d) {
       ++episode.calls;
@@ -174,9 +177,9 @@ ScoreEpisode run_slurm_policy(const SlurmSequence& s, const PlainMlp& policy, co
                         static_cast<float>(d.scores[i]), scorer.mean()[i]);
     };
   }
-  auto r = sim::simulate(*s.trace->cluster, sequence_jobs(s), scorer, config);
+  auto r = sim::simulate(*s.trace->cluster, jobs, scorer, config);
   if (!r.ok()) return episode;
-  episode.cost = slurm_cost(r->outcomes, cost);
+  episode.cost = slurm_cost(r->outcomes, cost, std::min(s.warmup, s.first));
   if (exploration.record) reservoir.finish(episode, exploration.sigma);
   if (keep_outcomes) episode.outcomes = std::move(r->outcomes);
   return episode;

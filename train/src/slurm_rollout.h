@@ -46,9 +46,13 @@ struct SlurmSequence {
   const TraceSplit* trace = nullptr;
   std::size_t first = 0;
   std::size_t length = 0;
+  /// Jobs before `first` run ahead of the window and are not charged, so that it opens on a cluster as loaded as
+  /// the trace had it then, not an empty one.
+  std::size_t warmup = 0;
 };
 
-/// The window's jobs as the Slurm model runs them: their real submit times, shifted so that the first is at 0.
+/// The warm-up's and the window's jobs as the Slurm model runs them: their real submit times, shifted so that the
+/// first is at 0. The window's own jobs are the last `length`.
 std::vector<Job> sequence_jobs(const SlurmSequence& sequence);
 
 /// How scores are perturbed: job j plays mu + sign * sigma * e_j, e_j a standard normal of (key, job id).
@@ -83,8 +87,8 @@ struct ScoreEpisode {
   double cost_ratio() const { return reference_cost > 0 ? cost / reference_cost : 1.0; }
 };
 
-/// The cost of a Slurm-model run's outcomes (jobs that never ran do not count).
-double slurm_cost(const std::vector<sim::JobOutcome>& outcomes, const CostModel& cost);
+/// The cost of a Slurm-model run's outcomes: of the jobs from index `warmup` on (the window's), those that ran.
+double slurm_cost(const std::vector<sim::JobOutcome>& outcomes, const CostModel& cost, std::size_t warmup = 0);
 
 /// `scorer` (a heuristic) on the sequence in the Slurm model: its cost.
 double slurm_reference_cost(const SlurmSequence& sequence, const Scorer& scorer, const sim::SimConfig& base,
