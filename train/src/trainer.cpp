@@ -382,7 +382,7 @@ class Trainer {
   /// The same run gives each window its warm-up: the jobs still queued or running when its first job arrives (at
   /// most a window's length), run ahead of it and not charged. A window of an empty cluster misses the backlog that
   /// made its jobs wait: on RICC the teacher search's 8 windows gave every rule of the family the reference's cost
-  /// at three seeds of three; with the warm-up, at one (policy_models/README.md).
+  /// at two training seeds of three; with the warm-up, at one (policy_models/README.md).
   void weigh_windows_by_contention() {
     contention_cdf_.assign(traces_.size(), {});
     window_warmup_.assign(traces_.size(), {});
