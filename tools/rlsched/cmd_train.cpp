@@ -180,6 +180,12 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();
+  app.add_flag("--exact-teacher,!--imitated-teacher", c.exact_teacher,
+               "After imitation, set the network to compute the teacher's rule exactly where the features allow it "
+               "(SJF, FCFS, the area rules; one rule for every trace), its scores as far apart as imitation made "
+               "them; "
+               "--imitated-teacher keeps the imitated network")
+      ->capture_default_str();
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

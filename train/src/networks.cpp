@@ -65,6 +65,41 @@ void PolicyNetsImpl::mask_unused() {
 
 torch::Tensor PolicyNetsImpl::normalise(const torch::Tensor& rows) const { return (rows - mean) / std; }
 
+bool PolicyNetsImpl::set_linear_policy(const std::vector<double>& weights, double scale) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::nn::LinearImpl*> layers;
+  for (const auto& child : policy->children())
+    if (auto* linear = child->as<torch::nn::LinearImpl>()) layers.push_back(linear);
+  if (layers.size() < 2) return false;
+  for (std::size_t li = 0; li + 1 < layers.size(); ++li)
+    if (layers[li]->weight.size(0) < 2) return false;
+  // On normalised inputs x' = (x - mean) / std the sum w . x is (w * std) . x' plus a constant.
+  const torch::Tensor w = torch::tensor(std::vector<float>(weights.begin(), weights.end())) * std * scale;
+  for (std::size_t li = 0; li < layers.size(); ++li) {
+    torch::nn::LinearImpl& l = *layers[li];
+    if (li + 1 == layers.size()) {  // the output: positive part minus negative part
+      l.weight.zero_();
+      l.weight[0][0] = 1;
+      l.weight[0][1] = -1;
+      l.bias.zero_();
+      break;
+    }
+    l.weight[0].zero_();
+    l.weight[1].zero_();
+    l.bias[0] = 0;
+    l.bias[1] = 0;
+    if (li == 0) {
+      l.weight[0].copy_(w);
+      l.weight[1].copy_(-w);
+    } else {  // ReLU of a non-negative input is itself
+      l.weight[0][0] = 1;
+      l.weight[1][1] = 1;
+    }
+  }
+  mask_unused();
+  return true;
+}
+
 torch::Tensor PolicyNetsImpl::scores(const torch::Tensor& rows) { return policy->forward(normalise(rows)).squeeze(1); }
 
 LogProbs PolicyNetsImpl::log_probs(const DecisionBatch& b) {

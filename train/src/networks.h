@@ -37,6 +37,12 @@ class PolicyNetsImpl : public torch::nn::Module {
   /// Re-zeroes the weights of unused features (after every optimiser step).
   void mask_unused();
   torch::Tensor normalise(const torch::Tensor& rows) const;
+  /// Sets the policy to score a raw row x as scale * (weights . x) plus a constant, exactly: the first hidden layer's
+  /// first unit carries the sum's positive part and its second unit the negative part, the later layers pass the
+  /// two on, and the output is their difference. The other units keep their random weights and start muted (zero
+  /// output weight). Call after set_normalisation; the value head is untouched. \return false, changing nothing,
+  /// when a hidden layer has fewer than two units.
+  bool set_linear_policy(const std::vector<double>& weights, double scale);
 
   /// Scores of raw feature rows [N, F] -> [N].
   torch::Tensor scores(const torch::Tensor& rows);

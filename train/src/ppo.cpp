@@ -278,4 +278,18 @@ double imitation_pass(PolicyNets& nets, torch::optim::Optimizer& optimizer, cons
   return steps > 0 ? total / static_cast<double>(steps) : 0.0;
 }
 
+std::vector<double> decision_row_scores(PolicyNets& nets, const std::vector<Episode>& episodes) {
+  std::vector<float> rows;
+  for (const Episode& e : episodes)
+    for (const Decision& d : e.decisions)
+      rows.insert(rows.end(), e.features.begin() + static_cast<std::ptrdiff_t>(d.first_row * features::kFeatureCount),
+                  e.features.begin() + static_cast<std::ptrdiff_t>((d.first_row + d.rows) * features::kFeatureCount));
+  const auto count = static_cast<int64_t>(rows.size() / features::kFeatureCount);
+  if (count == 0) return {};
+  torch::NoGradGuard no_grad;
+  const torch::Tensor scores =
+      nets->scores(torch::from_blob(rows.data(), {count, static_cast<int64_t>(features::kFeatureCount)})).contiguous();
+  return std::vector<double>(scores.data_ptr<float>(), scores.data_ptr<float>() + count);
+}
+
 }  // namespace rlsched::train

@@ -50,4 +50,7 @@ UpdateStats ppo_update_scores(PolicyNets& nets, torch::optim::Optimizer& optimiz
 double imitation_pass(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
                       std::size_t minibatch, std::mt19937_64& rng);
 
+/// The policy's scores of the rows of every decision of `episodes`, decision after decision.
+std::vector<double> decision_row_scores(PolicyNets& nets, const std::vector<Episode>& episodes);
+
 }  // namespace rlsched::train

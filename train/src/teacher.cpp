@@ -1,9 +1,12 @@
 #include "teacher.h"
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "rlsched/features.h"
 
 namespace rlsched::train {
 namespace {
@@ -37,6 +40,68 @@ std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
   return std::make_unique<AreaScorer>(rule);
 }
 
+Result<Teacher> heuristic_teacher(const std::string& name) {
+  auto scorer = make_scorer(name);
+  if (!scorer.ok()) return scorer.status();
+  Teacher t;
+  t.scorer = std::move(scorer).value();
+  t.description = name;
+  t.heuristic = name;
+  return t;
+}
+
+std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
+  const std::vector<std::string> names = features::schema_names();
+  std::vector<double> weights(names.size(), 0.0);
+  auto weight = [&](std::string_view feature) -> double& {
+    return weights[static_cast<std::size_t>(std::find(names.begin(), names.end(), feature) - names.begin())];
+  };
+  if (teacher.heuristic == "sjf") {
+    weight("limit_log") = -1;
+  } else if (teacher.heuristic == "fcfs") {
+    weight("wait_log") = 1;
+  } else if (teacher.rule) {
+    // The features' own scales (core/src/features.cpp): limit_log = log1p(r) / log1p(7 d), cpus_log = log2(n) /
+    // log2(max(2, cluster CPUs)), wait_over_limit = log1p(w / r) / ln 101.
+    weight("limit_log") = -teacher.rule->a * std::log1p(7 * 86400.0);
+    weight("cpus_log") = -teacher.rule->b * std::log(std::max(2.0, static_cast<double>(total_cpus)));
+    weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
+  } else {
+    weights.clear();
+  }
+  return weights;
+}
+
+std::vector<double> linear_scores(const std::vector<Episode>& demos, const std::vector<double>& weights,
+                                  const std::vector<char>& used) {
+  std::vector<double> out;
+  for (const Episode& e : demos)
+    for (const Decision& d : e.decisions)
+      for (std::uint32_t r = 0; r < d.rows; ++r) {
+        const float* row = e.features.data() + static_cast<std::size_t>(d.first_row + r) * features::kFeatureCount;
+        double z = 0;
+        for (std::size_t k = 0; k < weights.size(); ++k)
+          if (used[k]) z += weights[k] * row[k];
+        out.push_back(z);
+      }
+  return out;
+}
+
+double within_decision_spread(const std::vector<Episode>& demos, const std::vector<double>& scores) {
+  double squares = 0;
+  std::size_t at = 0, rows = 0;
+  for (const Episode& e : demos)
+    for (const Decision& d : e.decisions) {
+      double mean = 0;
+      for (std::uint32_t r = 0; r < d.rows; ++r) mean += scores[at + r];
+      mean /= d.rows;
+      for (std::uint32_t r = 0; r < d.rows; ++r) squares += (scores[at + r] - mean) * (scores[at + r] - mean);
+      at += d.rows;
+      rows += d.rows;
+    }
+  return rows > 0 ? std::sqrt(squares / static_cast<double>(rows)) : 0.0;
+}
+
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
                        bool backfill, const CostModel& cost, int threads) {
   return search_teacher(
@@ -59,13 +124,13 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     // a network cannot copy it. Imitating it on Lublin-1 started the network at 3-4x F1's slowdown on the
     // validation jobs, worse than the area rules below (policy_models/README.md).
     if (name == "f1") continue;
-    candidates.push_back(Teacher{std::move(make_scorer(name)).value(), name, 0});
+    candidates.push_back(std::move(heuristic_teacher(name)).value());
   }
   for (double a : {0.5, 1.0, 2.0})
     for (double b : {0.0, 0.5, 1.0, 1.5})
       for (double g : {0.0, 0.25, 0.5, 1.0}) {
         const AreaRule rule{a, b, g};
-        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0});
+        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
       }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;

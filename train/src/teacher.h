@@ -9,10 +9,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "rlsched/scorer.h"
+#include "rlsched/status.h"
 #include "rollout.h"
 
 namespace rlsched::train {
@@ -28,8 +30,31 @@ std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule);
 struct Teacher {
   std::unique_ptr<Scorer> scorer;
   std::string description;
-  double cost_ratio = 0;  ///< mean cost ratio to the reference on the search sequences
+  double cost_ratio = 0;         ///< mean cost ratio to the reference on the search sequences
+  std::optional<AreaRule> rule;  ///< set when the teacher is a rule of the area family
+  std::string heuristic;         ///< the built-in heuristic's name when it is one
 };
+
+/// A teacher that is a built-in heuristic (make_scorer's names). \return InvalidInput for an unknown name.
+Result<Teacher> heuristic_teacher(const std::string& name);
+
+/// Weights over the raw feature schema (features::extract_all's columns) whose weighted sum ranks jobs as the
+/// teacher does on a cluster of `total_cpus` CPUs, so that the network can start as the rule itself instead of an
+/// imitation of it; empty when no weighted sum does (WFP3's and UNICEP's products of features).
+/// - SJF: -limit_log, monotone in the requested time.
+/// - FCFS: +wait_log; at one instant, longer waits are earlier submits.
+/// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs. Exact but for requests
+///   under 10 s, which the rule counts as 10 s, and for log1p(r) where the rule takes ln r.
+std::vector<double> linear_form(const Teacher& teacher, int total_cpus);
+
+/// The rows of every decision of `demos`, decision after decision, scored as weights . row (features with
+/// used[k] == 0 left out, as the network leaves them out).
+std::vector<double> linear_scores(const std::vector<Episode>& demos, const std::vector<double>& weights,
+                                  const std::vector<char>& used);
+
+/// How far apart a scorer puts the jobs of each decision: the pooled standard deviation of `scores` (one per row of
+/// the demos' decisions, in order) around each decision's mean. Exploration noise is measured against it.
+double within_decision_spread(const std::vector<Episode>& demos, const std::vector<double>& scores);
 
 /// Evaluates every rule of the family and every built-in heuristic but multifactor and F1 with `cost_ratio` (a
 /// candidate's mean cost ratio to the reference on the search sequences, in whichever simulator trains; called from

@@ -91,6 +91,10 @@ struct TrainConfig {
   /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
+  /// After imitation, set the network to compute the teacher's rule exactly where a weighted sum of the features
+  /// ranks as the rule does (SJF, FCFS, the area family; one rule for every trace), its scores as far apart
+  /// as imitation made them.
+  bool exact_teacher = true;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;

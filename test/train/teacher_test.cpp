@@ -1,0 +1,157 @@
+// The teacher as a weighted sum of features (teacher.h: linear_form), the network set to compute one
+// (networks.h: set_linear_policy), and how far apart a scorer puts the jobs of a decision (within_decision_spread).
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "networks.h"
+#include "rlsched/features.h"
+#include "rollout.h"
+#include "teacher.h"
+
+// Last: libtorch pulls in glog, whose CHECK would otherwise replace Catch's.
+#include <catch2/catch.hpp>
+
+using namespace rlsched;
+using namespace rlsched::train;
+
+namespace {
+
+/// Jobs of every shape the traces have: 1 to 4,096 CPUs, requests of 10 s to 7 days, waits of 0 to 2 days.
+std::vector<PendingJob> varied_jobs(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<PendingJob> jobs(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    jobs[i].id = static_cast<JobId>(i + 1);
+    jobs[i].cpus = static_cast<int>(std::pow(4096.0, u(rng)));
+    jobs[i].nodes = 1;
+    jobs[i].time_limit = static_cast<Seconds>(10 * std::pow(60480.0, u(rng)));
+    jobs[i].wait = static_cast<Seconds>(172800 * u(rng) * u(rng));
+    jobs[i].submit = 1000000 - jobs[i].wait;
+  }
+  return jobs;
+}
+
+std::vector<double> linear_scores(const std::vector<PendingJob>& jobs, const ScoringContext& context,
+                                  const std::vector<double>& weights) {
+  std::vector<double> out;
+  float row[features::kFeatureCount];
+  for (const PendingJob& j : jobs) {
+    features::extract_all(j, context, row);
+    double s = 0;
+    for (std::size_t k = 0; k < weights.size(); ++k) s += weights[k] * row[k];
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the features' own scaling") {
+  ScoringContext context;
+  context.total_cpus = 8192;
+  context.total_nodes = 128;
+  const std::vector<PendingJob> jobs = varied_jobs(300, 3);
+
+  std::vector<Teacher> teachers;
+  for (const char* name : {"sjf", "fcfs"}) teachers.push_back(std::move(heuristic_teacher(name)).value());
+  for (const AreaRule rule : {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25}})
+    teachers.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
+
+  for (const Teacher& teacher : teachers) {
+    INFO(teacher.description);
+    const std::vector<double> weights = linear_form(teacher, context.total_cpus);
+    REQUIRE(weights.size() == features::kFeatureCount);
+    std::vector<double> rule(jobs.size());
+    teacher.scorer->score(context, jobs, rule);
+    const std::vector<double> linear = linear_scores(jobs, context, weights);
+    // Every pair the rule tells apart by more than log1p's difference from ln at 10 s (and float rounding) is in the
+    // same order; the area rules differ from their linear form by a constant there.
+    const double slack = teacher.rule ? (teacher.rule->a + teacher.rule->g) * std::log1p(0.1) + 1e-3 : 0.0;
+    std::size_t pairs = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      for (std::size_t k = i + 1; k < jobs.size(); ++k) {
+        if (teacher.rule ? std::abs(rule[i] - rule[k]) <= slack : rule[i] == rule[k]) continue;
+        ++pairs;
+        if ((rule[i] > rule[k]) != (linear[i] > linear[k])) FAIL_CHECK("jobs " << i << " and " << k << " swap");
+      }
+    CHECK(pairs > jobs.size() * jobs.size() / 4);
+  }
+
+  for (const char* name : {"wfp3", "unicep"}) {
+    INFO(name);
+    CHECK(linear_form(std::move(heuristic_teacher(name)).value(), context.total_cpus).empty());
+  }
+  CHECK_FALSE(heuristic_teacher("largest").ok());
+}
+
+TEST_CASE("a network set to a linear rule scores rows as scale * (weights . row) through its ReLU layers") {
+  torch::manual_seed(11);
+  PolicyNets nets(static_cast<int>(features::kFeatureCount), std::vector<int>{16, 8});
+  const torch::Tensor rows = torch::rand({50, static_cast<int64_t>(features::kFeatureCount)}) * 3 - 1;
+  nets->set_normalisation(rows.mean(0), rows.std(0));
+  std::vector<char> used(features::kFeatureCount, 1);
+  used[5] = 0;  // a feature the training data never varied: left out, weight and all
+  nets->set_used_features(used);
+  std::vector<double> weights(features::kFeatureCount, 0.0);
+  weights[1] = -2.5;
+  weights[2] = 0.75;
+  weights[4] = -1;
+  weights[5] = 100;
+  REQUIRE(nets->set_linear_policy(weights, 3.0));
+
+  torch::Tensor scores;
+  {
+    torch::NoGradGuard no_grad;
+    scores = nets->scores(rows).contiguous();
+  }
+  const torch::Tensor r = rows.contiguous();
+  auto expected = [&](int64_t i) {
+    double s = 0;
+    for (std::size_t k = 0; k < weights.size(); ++k)
+      if (used[k]) s += 3.0 * weights[k] * r[i][static_cast<int64_t>(k)].item<double>();
+    return s;
+  };
+  for (int64_t i = 1; i < rows.size(0); ++i)
+    CHECK(scores[i].item<double>() - scores[0].item<double>() == Approx(expected(i) - expected(0)).margin(1e-4));
+  // The plain loops the rollout workers run compute the same.
+  const PlainMlp plain = nets->to_plain();
+  std::vector<float> out(static_cast<std::size_t>(rows.size(0))), scratch;
+  plain.forward(r.data_ptr<float>(), out.size(), out.data(), scratch);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    CHECK(out[i] == Approx(scores[static_cast<int64_t>(i)].item<float>()).margin(1e-4));
+
+  PolicyNets narrow(static_cast<int>(features::kFeatureCount), std::vector<int>{1});
+  CHECK_FALSE(narrow->set_linear_policy(weights, 1.0));
+}
+
+TEST_CASE("a scorer's spread within decisions: the pooled deviation around each decision's mean") {
+  // Two decisions over rows that differ in feature 1 only.
+  Episode e;
+  auto add_row = [&](float limit) {
+    std::vector<float> row(features::kFeatureCount, 0.0f);
+    row[1] = limit;
+    row[3] = 5;  // a feature the weights read but the network does not use
+    e.features.insert(e.features.end(), row.begin(), row.end());
+  };
+  for (float v : {0.1f, 0.5f, 0.9f}) add_row(v);
+  e.decisions.push_back(Decision{0, 3, 0, 0, 1});
+  for (float v : {0.3f, 0.2f}) add_row(v);
+  e.decisions.push_back(Decision{3, 2, 1, 0, 1});
+  std::vector<double> weights(features::kFeatureCount, 0.0);
+  weights[1] = -2;
+  weights[3] = 1;
+  std::vector<char> used(features::kFeatureCount, 1);
+  used[3] = 0;
+
+  const std::vector<double> z = linear_scores({e}, weights, used);
+  REQUIRE(z.size() == 5);
+  CHECK(z[0] == Approx(-0.2));
+  CHECK(z[4] == Approx(-0.4));
+  // By hand: deviations -0.8, 0, 0.8 around -1.0, and 0.1, -0.1 around -0.5; 1.3 / 5 rows.
+  CHECK(within_decision_spread({e}, z) == Approx(std::sqrt(1.3 / 5)));
+  // A constant added per decision changes nothing; a scale scales it.
+  CHECK(within_decision_spread({e}, {7, 7.8, 8.6, 1.1, 0.9}) == Approx(std::sqrt(1.3 / 5)));
+  CHECK(within_decision_spread({e}, {0, 0, 0, 0, 0}) == 0);
+}
