@@ -437,10 +437,10 @@ TEST_CASE("with no decay tick to imitate, Slurm-model training imitates in the c
 }
 
 // A trace that is quiet for most of its training part (jobs that never overlap) and busy at its end: windows drawn
-// uniformly would almost all be quiet, where every rule gives the same schedule and the teacher search finds
-// nothing better than FCFS. Slurm-model windows are drawn mostly where the reference run queued jobs, so the
-// search sees the busy part and finds a shortest-first rule.
-TEST_CASE("Slurm-model windows are drawn where jobs queue, so a mostly quiet trace still teaches") {
+// uniformly would almost all be quiet, where every rule gives the same schedule and a search on them finds nothing
+// better than FCFS. The teacher search runs the whole training part, busy end included, and finds a shortest-first
+// rule.
+TEST_CASE("a mostly quiet trace still teaches: the teacher search sees its busy end") {
   TrainWorkload w = short_first_workload(2000, 11);
   // The busy part keeps short_first_workload's arrivals (about 90% load), shifted after the quiet part, where one
   // job at a time arrives and is done before the next.
@@ -465,7 +465,7 @@ TEST_CASE("Slurm-model windows are drawn where jobs queue, so a mostly quiet tra
   INFO(result.status().message());
   REQUIRE(result.ok());
   INFO(result->teacher);
-  // "short-first: -(1 ln max(r,10) + ...) (cost ratio 0.42 to fcfs on 8 training sequences in the Slurm model)"
+  // "short-first: -(1 ln max(r,10) + ...) (cost ratio 0.42 to fcfs on the 1600 training jobs in the Slurm model)"
   const auto at = result->teacher.find("cost ratio ");
   REQUIRE(at != std::string::npos);
   CHECK(std::stod(result->teacher.substr(at + 11)) < 0.9);

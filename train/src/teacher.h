@@ -3,8 +3,9 @@
 //
 // The family is smallest-area-first with ageing: score = -(a ln max(r, 10) + b ln n) + g ln(1 + w / max(r, 10)),
 // r the requested time, n the CPUs, w the wait so far. It contains SJF-like (b = 0) and area-like (a = b) rules and
-// their aged versions; on Lublin-1 its members range from far worse than F1 to clearly better. Imitating the best
-// member gives PPO a strong starting point; the rule itself never ships, the network does.
+// their aged versions; on Lublin-1 its members range from far worse than F1 to clearly better. The network starts
+// as the best member (imitated, then set to compute it exactly where the features allow) and PPO goes on from
+// there; the rule itself never ships, the network does.
 #pragma once
 
 #include <functional>
@@ -30,7 +31,7 @@ std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule);
 struct Teacher {
   std::unique_ptr<Scorer> scorer;
   std::string description;
-  double cost_ratio = 0;         ///< mean cost ratio to the reference on the search sequences
+  double cost_ratio = 0;         ///< cost ratio to the reference where the search ran
   std::optional<AreaRule> rule;  ///< set when the teacher is a rule of the area family
   std::string heuristic;         ///< the built-in heuristic's name when it is one
 };
@@ -57,8 +58,8 @@ std::vector<double> linear_scores(const std::vector<Episode>& demos, const std::
 double within_decision_spread(const std::vector<Episode>& demos, const std::vector<double>& scores);
 
 /// Evaluates every rule of the family and every built-in heuristic but multifactor and F1 with `cost_ratio` (a
-/// candidate's mean cost ratio to the reference on the search sequences, in whichever simulator trains; called from
-/// `threads` threads at once) and returns the lowest.
+/// candidate's cost ratio to the reference: in the Slurm model over the whole training part, in the compat
+/// simulator the mean over its search sequences; called from `threads` threads at once) and returns the lowest.
 Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads);
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
