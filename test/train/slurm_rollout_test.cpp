@@ -364,6 +364,47 @@ TEST_CASE("training in the Slurm model learns shortest-first on a workload where
   CHECK(again->best_validation_cost_ratio == result->best_validation_cost_ratio);
 }
 
+// A validation figure replaces the best one only when it is lower by more than min_improvement of it: smaller gains
+// are the validation jobs' noise. Re-derived here from the curve the run reports.
+TEST_CASE("a validation gain smaller than min_improvement does not replace the model kept") {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = {short_first_workload(1500, 7)};
+  c.imitation_epochs = 0;
+  c.reference = "fcfs";
+  c.sequence_length = 128;
+  c.episodes_per_epoch = 16;
+  c.rollouts_per_sequence = 4;
+  c.score_noise = 1.0;
+  c.epochs = 6;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.validation_sequences = 1;
+  c.hidden = {16};
+  c.seed = 3;
+  c.threads = 2;
+  c.min_improvement = 0.3;
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+  double best = result->initial_validation_cost_ratio;
+  int refused = 0;
+  for (const TrainProgress& p : result->curve) {
+    INFO("validation " << p.validation_cost_ratio << ", best so far " << best);
+    if (p.validation_cost_ratio < best * (1 - c.min_improvement))
+      best = p.validation_cost_ratio;
+    else if (p.validation_cost_ratio < best)
+      ++refused;
+  }
+  CHECK(refused > 0);  // the run met a gain too small to count
+  CHECK(result->best_validation_cost_ratio == best);
+
+  c.min_improvement = 1.0;
+  auto bad = train_policy(c);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "min improvement 1 is not a share in [0, 1)");
+}
+
 // Not run by default (hidden): what an episode costs in each simulator, for docs/cli.md.
 // train_tests "[.bench]" -s
 TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {

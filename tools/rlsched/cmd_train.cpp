@@ -226,6 +226,11 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--eval-every", c.eval_every, "Epochs between validations")->capture_default_str();
   app.add_option("--patience", c.patience, "Validations without improvement before stopping (0: never)")
       ->capture_default_str();
+  app.add_option("--min-improvement", c.min_improvement,
+                 "Share by which a validation must beat the best one to replace it (smaller gains are noise)")
+      ->check(CLI::Range(0.0, 0.5))
+      ->type_name("SHARE")
+      ->capture_default_str();
   app.add_option("--time-budget", options->time_budget_minutes, "Stop after this many minutes (0: no limit)")
       ->type_name("MINUTES");
   app.add_option("--stop-after", c.stop_after, "Run only this many epochs now (go on later with --resume)");

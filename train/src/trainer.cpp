@@ -170,7 +170,7 @@ class Trainer {
       const bool last = epoch + 1 == config_.epochs;
       if ((epoch + 1) % std::max(config_.eval_every, 1) == 0 || last) {
         p.validation_cost_ratio = validate();
-        if (p.validation_cost_ratio < best_) {
+        if (p.validation_cost_ratio < best_ * (1.0 - config_.min_improvement)) {
           best_ = p.validation_cost_ratio;
           best_state_ = snapshot();
           stale_ = 0;
@@ -699,6 +699,8 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   if (config.sequence_length < 2) return Status::InvalidInput("sequence length must be at least 2 jobs");
   if (config.episodes_per_epoch == 0) return Status::InvalidInput("episodes per epoch must be at least 1");
   if (config.hidden.empty()) return Status::InvalidInput("the policy needs at least one hidden layer");
+  if (!(config.min_improvement >= 0 && config.min_improvement < 1))
+    return Status::InvalidInput(fmt::format("min improvement {} is not a share in [0, 1)", config.min_improvement));
   std::optional<InitialPolicy> initial;
   TrainConfig run_config = config;
   if (!config.init_model.empty()) {
