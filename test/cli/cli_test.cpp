@@ -1038,29 +1038,13 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   const std::string gavel = std::string(RLSCHED_SHARED_TRACES) + "/gavel-throughputs";
   const std::string source = RLSCHED_SOURCE_DIR;
   const std::string model = dir.file("gavel.pt");
-  const Run run = run_cli({"train",
-                           "--trace",
-                           gavel,
-                           "--cluster",
-                           source + "/slurm_conf_examples/gavel-cluster.yaml",
-                           "--config",
-                           source + "/slurm_conf_examples/rlsched.yaml",
-                           "--output",
-                           model,
-                           "--epochs",
-                           "2",
-                           "--episodes",
-                           "4",
-                           "--sequence-length",
-                           "128",
-                           "--imitation-epochs",
-                           "2",
-                           "--validation-sequences",
-                           "1",
-                           "--eval-every",
-                           "1",
-                           "--threads",
-                           "1"});
+  const Run run = run_cli({"train", "--trace", gavel, "--cluster", source + "/slurm_conf_examples/gavel-cluster.yaml",
+                           "--config", source + "/slurm_conf_examples/rlsched.yaml", "--output", model, "--epochs", "2",
+                           "--episodes", "4", "--sequence-length", "128", "--imitation-epochs", "2",
+                           "--validation-sequences", "1", "--eval-every", "1", "--threads", "1",
+                           // Every candidate of the teacher search runs once: 400 jobs, not the 9,800 of the
+                           // training part (about 10 s each on this overloaded workload).
+                           "--search-jobs", "400"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(contains(run.out, "trained 2 epochs"));

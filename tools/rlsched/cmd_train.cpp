@@ -97,6 +97,9 @@ int run_train(TrainOptions& options) {
              result->stopped_early ? " (stopped early)" : "");
   fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n",
              config.reference, result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
+  if (result->training_cost_ratio >= 0)
+    fmt::print("on the whole training part: {:.4f} at the start of PPO, {:.4f} for the model kept\n",
+               result->initial_training_cost_ratio, result->training_cost_ratio);
   fmt::print("teacher: {}\n", result->teacher);
   if (result->teacher_validation_cost_ratio >= 0)
     fmt::print("the teacher itself on the validation jobs: {:.4f} (the imitated network started at {:.4f})\n",
@@ -179,6 +182,10 @@ CommandRunner setup_train(CLI::App& app) {
                  "one for all traces or one per trace, comma-separated (search,search,sjf)")
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
+      ->capture_default_str();
+  app.add_option("--search-jobs", c.search_jobs,
+                 "Slurm model: the teacher search and the check of a better validation run the last N jobs of each "
+                 "trace's training part (0: all of it)")
       ->capture_default_str();
   app.add_flag("--exact-teacher,!--imitated-teacher", c.exact_teacher,
                "After imitation, set the network to compute the teacher's rule exactly where the features allow it "

@@ -224,6 +224,11 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                   c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
             : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
+  if (info.result.training_cost_ratio >= 0)
+    md += fmt::format(
+        "On the whole training part, run once in the Slurm model, the same ratio was {:.4f} at the start of PPO and "
+        "{:.4f} for this model: a checkpoint better on the validation jobs but worse there is not kept.\n\n",
+        info.result.initial_training_cost_ratio, info.result.training_cost_ratio);
   if (const double teacher = info.result.teacher_validation_cost_ratio; teacher >= 0) {
     const double start = info.result.initial_validation_cost_ratio;
     const char* where = start > 1.05 * teacher ? "well behind" : start < 0.95 * teacher ? "ahead of" : "close to";

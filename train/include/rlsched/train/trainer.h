@@ -91,6 +91,11 @@ struct TrainConfig {
   /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
+  /// In the Slurm model the teacher search runs every candidate rule once, and the check of a better validation
+  /// (Trainer::holds_on_training_part) runs the policy once, over the last `search_jobs` jobs of each trace's
+  /// training part (0: all of it). One run of an overloaded workload can take seconds: Gavel's 9,800 training jobs
+  /// take about 10 s, so the search's 52 candidates take minutes there.
+  std::size_t search_jobs = 0;
   /// After imitation, set the network to compute the teacher's rule exactly where a weighted sum of the features
   /// ranks as the rule does (SJF, FCFS, the area family; one rule for every trace), its scores as far apart
   /// as imitation made them.
@@ -156,6 +161,11 @@ struct TrainResult {
   /// The teacher rule itself on the validation jobs in the Slurm model, over the reference (-1: not measured, with
   /// compat selection or a warm start from a model). Far below initial_validation_cost_ratio: imitation missed it.
   double teacher_validation_cost_ratio = -1;
+  /// In the Slurm model: the greedy policy's cost over the reference's on the whole training part, at the start of
+  /// PPO and for the model kept (-1: not measured, compat rollouts). A checkpoint better on the validation jobs
+  /// but worse here is not kept (TrainConfig::min_improvement, Trainer::holds_on_training_part).
+  double initial_training_cost_ratio = -1;
+  double training_cost_ratio = -1;
   std::string teacher;  ///< what was imitated, and its cost ratio on the training part
   std::string model_path;
   /// Every epoch's progress in this invocation (the learning curve): the model card's `<card>.curve.csv`.
