@@ -68,6 +68,28 @@ PolicyNets random_nets(std::uint64_t seed, const TraceSplit& t) {
   return nets;
 }
 
+/// PPO from a random policy on short_first_workload, validated after every epoch: the run the selection tests
+/// share.
+TrainConfig shortest_first_config() {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = {short_first_workload(1500, 7)};
+  c.imitation_epochs = 0;  // from a random policy
+  c.reference = "fcfs";
+  c.sequence_length = 128;
+  c.episodes_per_epoch = 16;
+  c.rollouts_per_sequence = 4;
+  c.score_noise = 1.0;
+  c.epochs = 6;
+  c.eval_every = 1;
+  c.patience = 0;
+  c.validation_sequences = 1;
+  c.hidden = {16};
+  c.seed = 3;
+  c.threads = 2;
+  return c;
+}
+
 }  // namespace
 
 // The time split an admin relies on: `rlsched train` never reads the jobs `rlsched evaluate --candidate` judges, so
@@ -333,22 +355,7 @@ TEST_CASE("a window's warm-up runs ahead of it on the same cluster and is not ch
 }
 
 TEST_CASE("training in the Slurm model learns shortest-first on a workload where it obviously wins") {
-  TrainConfig c;
-  c.rollouts = Rollouts::kSlurm;
-  c.workloads = {short_first_workload(1500, 7)};
-  c.imitation_epochs = 0;  // from a random policy
-  c.reference = "fcfs";
-  c.sequence_length = 128;
-  c.episodes_per_epoch = 16;
-  c.rollouts_per_sequence = 4;
-  c.score_noise = 1.0;
-  c.epochs = 6;
-  c.eval_every = 1;
-  c.patience = 0;
-  c.validation_sequences = 1;
-  c.hidden = {16};
-  c.seed = 3;
-  c.threads = 2;
+  TrainConfig c = shortest_first_config();
   auto result = train_policy(c);
   INFO(result.status().message());
   REQUIRE(result.ok());
@@ -364,35 +371,11 @@ TEST_CASE("training in the Slurm model learns shortest-first on a workload where
   CHECK(again->best_validation_cost_ratio == result->best_validation_cost_ratio);
 }
 
-namespace {
-
-TrainConfig selection_config() {
-  TrainConfig c;
-  c.rollouts = Rollouts::kSlurm;
-  c.workloads = {short_first_workload(1500, 7)};
-  c.imitation_epochs = 0;
-  c.reference = "fcfs";
-  c.sequence_length = 128;
-  c.episodes_per_epoch = 16;
-  c.rollouts_per_sequence = 4;
-  c.score_noise = 1.0;
-  c.epochs = 6;
-  c.eval_every = 1;
-  c.patience = 0;
-  c.validation_sequences = 1;
-  c.hidden = {16};
-  c.seed = 3;
-  c.threads = 2;
-  return c;
-}
-
-}  // namespace
-
 // A validation figure replaces the best one only when it is lower by more than min_improvement of it: smaller gains
 // are the validation jobs' noise. Re-derived here from the curve the run reports, in compat rollouts, where no
 // other condition applies.
 TEST_CASE("a validation gain smaller than min_improvement does not replace the model kept") {
-  TrainConfig c = selection_config();
+  TrainConfig c = shortest_first_config();
   c.rollouts = Rollouts::kCompat;
   c.min_improvement = 0.05;
   auto result = train_policy(c);
@@ -420,7 +403,7 @@ TEST_CASE("a validation gain smaller than min_improvement does not replace the m
 // In the Slurm model a checkpoint better on the validation jobs is kept only if it is no worse on the whole
 // training part: the model kept never stands worse there than the model PPO started from.
 TEST_CASE("in the Slurm model the model kept is no worse on the whole training part than the start") {
-  TrainConfig c = selection_config();
+  TrainConfig c = shortest_first_config();
   c.min_improvement = 0;
   auto result = train_policy(c);
   INFO(result.status().message());
