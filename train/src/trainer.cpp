@@ -293,7 +293,8 @@ class Trainer {
   /// the reference's decides. Eight sampled windows used to decide: the rules' differences there were mostly which
   /// windows were drawn, and the rule they chose did not hold on the next months (on Lublin-1's held-back 20% the
   /// area rule the whole training part prefers has 0.67 times F1's slowdown; policy_models/README.md). One run of
-  /// RICC's 287,000 training jobs takes about 2.5 s, so the family's 52 members cost about a minute on 2 cores.
+  /// RICC's 287,000 training jobs takes about 2.5 s with a heuristic, so the family's 52 members cost a minute or two
+  /// on 2 cores (RICC's whole warm start took 147-181 s).
   Teacher search_slurm_teacher(std::size_t t) {
     return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_);
   }
@@ -326,11 +327,11 @@ class Trainer {
   }
 
   /// Called when a checkpoint beats the kept model on the validation jobs: it is kept only if it is no worse on
-  /// the whole training part. The validation jobs are one stretch of time, and a gain there can be that month's
-  /// alone: on Lublin-1 at training seed 2, PPO moved from the area rule the training part prefers (1.14 times F1
-  /// on the validation jobs, 0.67 on the held-back 20%) to a checkpoint at 0.66 on the validation jobs and 1.22 on
-  /// the held-back 20% (policy_models/README.md). The training part is four times as long, and where the teacher
-  /// search chose the rule the network starts as. In compat rollouts every checkpoint counts.
+  /// the training part (search_stretch: all of it by default). The validation jobs are one stretch of time, and a gain
+  /// there can be that month's alone: on Lublin-1 at training seed 2, PPO moved from the area rule the training part
+  /// prefers (1.14 times F1 on the validation jobs, 0.67 on the held-back 20%) to a checkpoint at 0.66 on the
+  /// validation jobs and 1.22 on the held-back 20% (policy_models/README.md). The training part is four times as long,
+  /// and where the teacher search chose the rule the network starts as. In compat rollouts every checkpoint counts.
   bool holds_on_training_part() {
     if (!slurm_) return true;
     const double ratio = training_part_ratio();
