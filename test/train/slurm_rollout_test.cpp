@@ -28,10 +28,10 @@ namespace {
 /// One 4-CPU node, every job takes all of it: short (60 s) and long (3,600 s) jobs in random order, exact time
 /// limits, arrivals at about 90% load. Nothing backfills, so the order is everything: shortest first gives a far
 /// lower bounded slowdown than first come first served. No multifactor weights: the site factor alone orders.
-TrainWorkload short_first_workload(std::size_t jobs, std::uint64_t seed) {
+TrainWorkload short_first_workload(std::size_t jobs, std::uint64_t seed, int nodes = 1) {
   TrainWorkload w;
   w.label = "short-first";
-  w.cluster = Cluster::Homogeneous(1, 4);
+  w.cluster = Cluster::Homogeneous(nodes, 4);
   std::mt19937_64 rng(seed);
   std::exponential_distribution<double> gap(1.0 / 2000.0);
   std::bernoulli_distribution is_short(0.5);
@@ -41,8 +41,8 @@ TrainWorkload short_first_workload(std::size_t jobs, std::uint64_t seed) {
     j.id = static_cast<JobId>(i + 1);
     j.user = "u" + std::to_string(i % 7);
     j.submit = static_cast<Seconds>(t);
-    j.cpus = 4;
-    j.nodes = 1;
+    j.cpus = 4 * nodes;
+    j.nodes = nodes;
     j.run_time = is_short(rng) ? 60 : 3600;
     j.time_limit = j.run_time;
     w.workload.jobs.push_back(j);
@@ -195,6 +195,38 @@ TEST_CASE("starting as the rule: the network's first validation figure is the te
   CHECK(imitated->teacher.find("exactly") == std::string::npos);
   CHECK(imitated->teacher_validation_cost_ratio == Approx(exact->teacher_validation_cost_ratio).epsilon(1e-12));
   CHECK(imitated->initial_validation_cost_ratio > exact->initial_validation_cost_ratio + 0.01);
+}
+
+// Several traces on clusters of different sizes: the search chooses one rule for all of them (in the cluster-relative
+// form, one weighted sum of the features everywhere), and the network starts as that rule on every trace.
+TEST_CASE("with several traces the search chooses one rule for all, and the network starts as it") {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = {short_first_workload(1200, 7), short_first_workload(1200, 8, 4)};
+  c.reference = "fcfs";
+  c.sequence_length = 128;
+  c.imitation_epochs = 2;
+  c.learning_rate = 1e-5;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.validation_sequences = 1;
+  c.hidden = {8, 8};
+  c.threads = 2;
+  auto joint = train_policy(c);
+  INFO(joint.status().message());
+  REQUIRE(joint.ok());
+  INFO(joint->teacher);
+  CHECK(joint->teacher.find("for all 2 traces") != std::string::npos);
+  CHECK(joint->teacher.find("compute the rule exactly") != std::string::npos);
+  CHECK(joint->teacher_validation_cost_ratio < 0.8);  // a shortest-first rule, far better than FCFS on both
+  CHECK(joint->initial_validation_cost_ratio == Approx(joint->teacher_validation_cost_ratio).epsilon(1e-9));
+
+  c.teacher = "search-each";
+  auto each = train_policy(c);
+  REQUIRE(each.ok());
+  INFO(each->teacher);
+  CHECK(each->teacher.find("for all") == std::string::npos);
+  CHECK(each->teacher.find("; ") != std::string::npos);  // one teacher named per trace
 }
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {

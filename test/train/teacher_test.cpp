@@ -86,6 +86,42 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
   CHECK_FALSE(heuristic_teacher("largest").ok());
 }
 
+TEST_CASE("a cluster-relative rule is one weighted sum of the features on clusters of every size") {
+  const AreaRule relative{1, 1.5, 0.5, true};
+  const Teacher teacher{make_area_scorer(relative), relative.describe(), 0, relative, {}};
+  const std::vector<double> weights = linear_form(teacher, 256);
+  CHECK(weights == linear_form(teacher, 8192));
+  const AreaRule plain{1, 1.5, 0.5};
+  CHECK(linear_form(Teacher{make_area_scorer(plain), plain.describe(), 0, plain, {}}, 256) !=
+        linear_form(Teacher{make_area_scorer(plain), plain.describe(), 0, plain, {}}, 8192));
+
+  const std::vector<PendingJob> jobs = varied_jobs(200, 5);
+  for (int cpus : {256, 8192}) {
+    INFO(cpus << " CPUs");
+    ScoringContext context;
+    context.total_cpus = cpus;
+    context.total_nodes = cpus / 64;
+    std::vector<double> rule(jobs.size());
+    teacher.scorer->score(context, jobs, rule);
+    const std::vector<double> linear = linear_scores(jobs, context, weights);
+    const double slack = (relative.a + relative.g) * std::log1p(0.1) + 1e-3;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      for (std::size_t k = i + 1; k < jobs.size(); ++k)
+        if (std::abs(rule[i] - rule[k]) > slack && (rule[i] > rule[k]) != (linear[i] > linear[k]))
+          FAIL_CHECK("jobs " << i << " and " << k << " swap");
+    // On 1,024 CPUs the rule is the plain one; elsewhere its CPU term is scaled by ln 1024 / ln N.
+    ScoringContext kilo = context;
+    kilo.total_cpus = 1024;
+    std::vector<double> at_kilo(jobs.size()), plain_scores(jobs.size());
+    teacher.scorer->score(kilo, jobs, at_kilo);
+    make_area_scorer(plain)->score(kilo, jobs, plain_scores);
+    for (std::size_t i = 0; i < jobs.size(); ++i) CHECK(at_kilo[i] == Approx(plain_scores[i]));
+    const double scale = std::log(1024.0) / std::log(static_cast<double>(cpus));
+    for (std::size_t i = 1; i < jobs.size(); ++i)
+      CHECK(rule[i] - at_kilo[i] == Approx(1.5 * (1 - scale) * std::log(std::max(jobs[i].cpus, 1))).margin(1e-9));
+  }
+}
+
 TEST_CASE("a network set to a linear rule scores rows as scale * (weights . row) through its ReLU layers") {
   torch::manual_seed(11);
   PolicyNets nets(static_cast<int>(features::kFeatureCount), std::vector<int>{16, 8});

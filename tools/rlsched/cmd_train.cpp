@@ -178,8 +178,9 @@ CommandRunner setup_train(CLI::App& app) {
                "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "
                "instead of the training simulator's validation sequences");
   app.add_option("--teacher", c.teacher,
-                 "Imitated before PPO: 'search' (best smallest-area-first rule on the training part) or a heuristic; "
-                 "one for all traces or one per trace, comma-separated (search,search,sjf)")
+                 "Imitated before PPO: 'search' (best smallest-area-first rule on the training part; with several "
+                 "traces in the Slurm model one rule for all), 'search-each' (each trace's best rule) or a "
+                 "heuristic; one for all traces or one per trace, comma-separated (search,search,sjf)")
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();

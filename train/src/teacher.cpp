@@ -11,16 +11,21 @@
 namespace rlsched::train {
 namespace {
 
+const double kRelativeCpus = std::log(1024.0);  ///< AreaRule::cluster_relative: the plain term on 1,024 CPUs
+
 class AreaScorer final : public Scorer {
  public:
   explicit AreaScorer(const AreaRule& rule) : rule_(rule), name_("teacher " + rule.describe()) {}
   std::string_view name() const override { return name_; }
   bool is_static() const override { return rule_.g == 0; }
-  void score(const ScoringContext&, const std::vector<PendingJob>& jobs, std::vector<double>& out) const override {
+  void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
+             std::vector<double>& out) const override {
+    const double b =
+        rule_.cluster_relative ? rule_.b * kRelativeCpus / std::log(std::max(2, context.total_cpus)) : rule_.b;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const double r = std::max<double>(static_cast<double>(jobs[i].time_limit), 10.0);
       const double n = std::max(jobs[i].cpus, 1);
-      out[i] = -(rule_.a * std::log(r) + rule_.b * std::log(n)) +
+      out[i] = -(rule_.a * std::log(r) + b * std::log(n)) +
                rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
     }
   }
@@ -33,7 +38,8 @@ class AreaScorer final : public Scorer {
 }  // namespace
 
 std::string AreaRule::describe() const {
-  return fmt::format("-({} ln max(r,10) + {} ln n) + {} ln(1 + w/max(r,10))", a, b, g);
+  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10))", a, b,
+                     cluster_relative ? " ln 1024 / ln N" : "", g);
 }
 
 std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
@@ -64,7 +70,9 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
     // The features' own scales (core/src/features.cpp): limit_log = log1p(r) / log1p(7 d), cpus_log = log2(n) /
     // log2(max(2, cluster CPUs)), wait_over_limit = log1p(w / r) / ln 101.
     weight("limit_log") = -teacher.rule->a * std::log1p(7 * 86400.0);
-    weight("cpus_log") = -teacher.rule->b * std::log(std::max(2.0, static_cast<double>(total_cpus)));
+    weight("cpus_log") =
+        -teacher.rule->b *
+        (teacher.rule->cluster_relative ? kRelativeCpus : std::log(std::max(2.0, static_cast<double>(total_cpus))));
     weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
   } else {
     weights.clear();
@@ -114,7 +122,16 @@ Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector
       threads);
 }
 
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads) {
+Teacher same_teacher(const Teacher& teacher) {
+  if (teacher.rule)
+    return Teacher{make_area_scorer(*teacher.rule), teacher.description, teacher.cost_ratio, teacher.rule, {}};
+  Teacher out = std::move(heuristic_teacher(teacher.heuristic)).value();
+  out.description = teacher.description;
+  out.cost_ratio = teacher.cost_ratio;
+  return out;
+}
+
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, bool cluster_relative) {
   std::vector<Teacher> candidates;
   for (const std::string& name : scorer_names()) {
     // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
@@ -129,7 +146,7 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
   for (double a : {0.5, 1.0, 2.0})
     for (double b : {0.0, 0.5, 1.0, 1.5})
       for (double g : {0.0, 0.25, 0.5, 1.0}) {
-        const AreaRule rule{a, b, g};
+        const AreaRule rule{a, b, g, cluster_relative};
         candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
       }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));

@@ -22,6 +22,10 @@ namespace rlsched::train {
 
 struct AreaRule {
   double a = 1, b = 1, g = 0;
+  /// The CPU term in shares of the cluster, as the cpus_log feature counts them: b ln n ln 1024 / ln max(2, N)
+  /// on a cluster of N CPUs (the plain term on 1,024 CPUs). One such rule is one weighted sum of the features on
+  /// every cluster, so a network trained on several clusters can start as it exactly (linear_form).
+  bool cluster_relative = false;
   std::string describe() const;
 };
 
@@ -45,7 +49,8 @@ Result<Teacher> heuristic_teacher(const std::string& name);
 /// - SJF: -limit_log, monotone in the requested time.
 /// - FCFS: +wait_log; at one instant, longer waits are earlier submits.
 /// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs. Exact but for requests
-///   under 10 s, which the rule counts as 10 s, and for log1p(r) where the rule takes ln r.
+///   under 10 s, which the rule counts as 10 s, and for log1p(r) where the rule takes ln r. The cpus_log weight of
+///   a plain rule depends on the cluster's size; that of a cluster-relative rule does not.
 std::vector<double> linear_form(const Teacher& teacher, int total_cpus);
 
 /// The rows of every decision of `demos`, decision after decision, scored as weights . row (features with
@@ -57,10 +62,15 @@ std::vector<double> linear_scores(const std::vector<Episode>& demos, const std::
 /// the demos' decisions, in order) around each decision's mean. Exploration noise is measured against it.
 double within_decision_spread(const std::vector<Episode>& demos, const std::vector<double>& scores);
 
-/// Evaluates every rule of the family and every built-in heuristic but multifactor and F1 with `cost_ratio` (a
-/// candidate's cost ratio to the reference: in the Slurm model over the whole training part, in the compat
-/// simulator the mean over its search sequences; called from `threads` threads at once) and returns the lowest.
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads);
+/// A second teacher that ranks as `teacher` does (its own scorer).
+Teacher same_teacher(const Teacher& teacher);
+
+/// Evaluates every rule of the family (cluster-relative ones when `cluster_relative`) and every built-in heuristic
+/// but multifactor and F1 with `cost_ratio` (a candidate's cost ratio to the reference: in the Slurm model over the
+/// whole training part, or the geometric mean of those over several traces; in the compat simulator the mean over
+/// its search sequences; called from `threads` threads at once) and returns the lowest.
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads,
+                       bool cluster_relative = false);
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,

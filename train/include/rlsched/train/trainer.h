@@ -88,7 +88,9 @@ struct TrainConfig {
   /// slowdown or wait) relative to the reference's. Always true with Rollouts::kSlurm.
   bool select_on_slurm = false;
   /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
-  /// part, see teacher.h) or a built-in heuristic's name; one for all traces, or one per trace, comma-separated.
+  /// part, see teacher.h; with several traces in the Slurm model one cluster-relative rule for all of them),
+  /// "search-each" (the best rule of each trace) or a built-in heuristic's name; one for all traces, or one per
+  /// trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
   /// In the Slurm model the teacher search runs every candidate rule once, and the check of a better validation
