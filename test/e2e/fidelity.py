@@ -7,9 +7,12 @@ replayed by `rlsched simulate` on the same slurm.conf. The comparison is per job
 
     python3 test/e2e/fidelity.py run --mode stock --out build/fidelity/stock       # ~25 min of wall time
     python3 test/e2e/fidelity.py run --mode site --out build/fidelity/site --plugin-dir build/release/plugin
+    python3 test/e2e/fidelity.py run --mode sjf --out build/fidelity/sjf --plugin-dir build/release/plugin
     python3 test/e2e/fidelity.py compare build/fidelity/stock                       # replay + report, seconds
     python3 test/e2e/fidelity.py effect build/fidelity/stock build/fidelity/site   # the policy's effect, real/sim
 
+Modes: stock (multifactor), site (site_factor/rlsched serving a model), sjf (the plugin with no model: its fallback
+SJF ranks, what an admin gets without the learned policy).
 A run folder keeps what a replay needs (workload.json, sacct.txt, slurm.conf, gres.conf, rlsched.yaml and the model
 for site runs, run.json) so the simulator can be changed and replayed many times without the cluster.
 Only the Python standard library is used.
@@ -118,7 +121,8 @@ def _snapshot_priorities(lab, path: Path, stop: threading.Event, period: float =
 def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs: Sequence[str] = (),
              model: Path = DEFAULT_MODEL, log=print, finish_timeout: float = 3600,
              debug_backfill: bool = False) -> dict:
-    """Starts a lab (mode 'stock', or 'site' with site_factor/rlsched in enforce mode serving `model`), submits the
+    """Starts a lab (mode 'stock'; 'site', site_factor/rlsched in enforce mode serving `model`; or 'sjf', the plugin
+    with no model, its fallback SJF ranking at the same score_scale), submits the
     workload at its arrival times, waits for every job to end, dumps it with docs/sacct.md's command and keeps, in
     `out`, what a replay needs, and slurmctld's log. With `debug_backfill`, slurmctld logs every backfill decision
     (DebugFlags=Backfill,BackfillMap: each job's planned start and the reserved nodes), to compare with the
@@ -126,16 +130,19 @@ def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs:
     from lab import Lab  # noqa: E402 - the lab needs root and Slurm; compare does not
     import rlsched_plugins
     out.mkdir(parents=True, exist_ok=True)
-    lab = Lab(plugin_dirs=plugin_dirs if mode == "site" else (), daemon_env=_openblas_env())
-    if mode == "site":
+    plugged = mode in ("site", "sjf")
+    lab = Lab(plugin_dirs=plugin_dirs if plugged else (), daemon_env=_openblas_env())
+    if plugged:
         rlsched_plugins.find_plugins(plugin_dirs, (rlsched_plugins.SITE_FACTOR_SO,))
         lab.etc.mkdir(parents=True, exist_ok=True)
-        installed = lab.root / "models" / "policy.pt"
-        installed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(model, installed)
-        installed.chmod(0o600)
-        config = rlsched_plugins.write_config(lab.etc / "rlsched.yaml",
-                                              rlsched_plugins.rlsched_config(mode="enforce", model=installed))
+        installed = None
+        if mode == "site":
+            installed = lab.root / "models" / "policy.pt"
+            installed.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(model, installed)
+            installed.chmod(0o600)
+        config = rlsched_plugins.write_config(
+            lab.etc / "rlsched.yaml", rlsched_plugins.rlsched_config(mode="enforce", model=installed, fallback="sjf"))
         lab.settings_override.update(rlsched_plugins.slurm_settings(config, site_factor=True, job_submit=False))
         lab.settings_override["SlurmctldDebug"] = "debug"  # the plugin's per-cycle update line
     if debug_backfill:
@@ -178,6 +185,7 @@ def run_real(out: Path, workload: Sequence[WorkloadJob], mode: str, plugin_dirs:
                 shutil.copyfile(lab.etc / name, out / name)
         if mode == "site":
             shutil.copyfile(lab.root / "models" / "policy.pt", out / "policy.pt")
+        if plugged:
             updates = lab.log_lines(r"site_factor/rlsched: update scored")
             record["site_updates"] = len(updates)
             (out / "site_updates.log").write_text("\n".join(updates) + "\n")
@@ -284,7 +292,7 @@ def backfill_phase(run: Path) -> int | None:
 def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[str, Outcome], Path]:
     """Replays the run with `rlsched simulate` on its slurm.conf; returns the simulated outcomes by job id."""
     record = json.loads((run / "run.json").read_text())
-    policy = "multifactor" if record["mode"] == "stock" else f"model:{run / 'policy.pt'}"
+    policy = {"stock": "multifactor", "sjf": "sjf"}.get(record["mode"], f"model:{run / 'policy.pt'}")
     csv_path = run / "sim.csv"
     cmd = [str(rlsched), "simulate", "--trace", str(replay_input(run)), "--cluster", str(run / "slurm.conf"),
            "--policy", policy, "--outcomes", str(csv_path), "--json", str(run / "sim.json"), *extra]
@@ -315,9 +323,9 @@ def replay_config(run: Path, mode: str) -> Path:
     simulator must not rescale the run time of a typeless job it places on another type than slurmctld did. A site
     run: the lab's own file (score_scale is the site factor's weight) with one job class added, the workload's jobs
     at speed 1 on every type. A stock run had no rlsched.yaml: every type at speed 1 (without --config the
-    simulator would apply the shipped example's speeds)."""
+    simulator would apply the shipped example's speeds). An sjf run is a site run without a model."""
     import rlsched_plugins
-    if mode == "site":
+    if mode in ("site", "sjf"):
         text = (run / "rlsched.yaml").read_text()
         if SLEEP_CLASS in text:  # the lab's file already gave the jobs speed 1
             return run / "rlsched.yaml"
@@ -497,7 +505,7 @@ def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> 
     workload, and over the replays of every run at every phase of the backfill grid (the sub-second timing that
     decides which of two jobs takes a freed node is in neither sacct's record nor anyone's control, so a job's
     wait in one run is one draw; `repeat` measures how much they scatter). Start times are counted from each run's
-    first submit."""
+    first submit. Also the mean bounded slowdown, real and simulated (bounded_slowdown)."""
     workload = _same_workload(runs)
     interval = _bf_interval(runs[0] / "slurm.conf")
     real_start: dict[str, list[int]] = {}
@@ -522,15 +530,19 @@ def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> 
     full = len(runs) * interval
     names = sorted(n for n in real_wait if len(real_wait[n]) == len(runs) and len(sim_wait.get(n, [])) == full)
 
-    def mean(v: list[int]) -> float:
+    def mean(v: Sequence[float]) -> float:
         return sum(v) / len(v)
 
+    run_time = {j.name: j.run for j in workload}
     kinds = {j.name: j.kind for j in workload}
     report = {"runs": [str(r) for r in runs], "mode": json.loads((runs[0] / "run.json").read_text())["mode"],
               "jobs": len(names), "replays": full,
               **agreement([mean(real_start[n]) for n in names], [mean(sim_start[n]) for n in names],
                           [mean(real_wait[n]) for n in names], [mean(sim_wait[n]) for n in names])}
     report["mean_wait_ratio"] = report["mean_wait_sim_s"] / report["mean_wait_real_s"]
+    for side, waits in (("real", real_wait), ("sim", sim_wait)):
+        report[f"mean_bsld_{side}"] = mean([mean([bounded_slowdown(w, run_time[n]) for w in waits[n]])
+                                            for n in names])
     by_kind: dict[str, list[str]] = {}
     for n in names:
         by_kind.setdefault(kinds[n], []).append(n)
@@ -538,6 +550,41 @@ def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> 
                              "mean_wait_sim_s": sum(mean(sim_wait[n]) for n in v) / len(v)}
                          for k, v in sorted(by_kind.items())}
     return report
+
+
+def bounded_slowdown(wait: float, run: float, tau: float = 10) -> float:
+    """(wait + run) / max(run, tau), at least 1: the simulator's and the policy protocol's measure (tau 10 s)."""
+    return max(1.0, (wait + run) / max(run, tau))
+
+
+MODES = ("stock", "sjf", "site")
+
+
+def ranking(expected_by_mode: dict[str, dict]) -> dict:
+    """The modes ordered by mean wait and by mean bounded slowdown, real (over the runs) and simulated (over the
+    replays), from `expected` of each mode: whether the learned policy (site) beats stock multifactor and the
+    plugin's SJF fallback on the real cluster, and whether the simulator predicted the same order."""
+    modes = [m for m in MODES if m in expected_by_mode]
+    out: dict = {"modes": modes}
+    for metric, key in (("wait", "mean_wait_{}_s"), ("bsld", "mean_bsld_{}")):
+        for side in ("real", "sim"):
+            values = {m: expected_by_mode[m][key.format(side)] for m in modes}
+            out[f"{metric}_{side}"] = values
+            out[f"{metric}_{side}_order"] = sorted(modes, key=lambda m: values[m])
+        out[f"{metric}_sim_predicts_order"] = out[f"{metric}_real_order"] == out[f"{metric}_sim_order"]
+        real = out[f"{metric}_real"]
+        out[f"{metric}_site_beats_both"] = ("site" in real and len(modes) > 1
+                                            and all(real["site"] < real[m] for m in modes if m != "site"))
+    return out
+
+
+def print_ranking(r: dict) -> None:
+    for metric, label in (("wait", "mean wait (s)"), ("bsld", "mean bounded slowdown")):
+        print(f"{label}, real / simulated: "
+              + ", ".join(f"{m} {r[metric + '_real'][m]:.2f} / {r[metric + '_sim'][m]:.2f}" for m in r["modes"]))
+        print(f"  order real: {' < '.join(r[metric + '_real_order'])}; simulated: "
+              f"{' < '.join(r[metric + '_sim_order'])} ({'the same' if r[metric + '_sim_predicts_order'] else 'NOT the same'}); "
+              f"site below every other mode on the real cluster: {'yes' if r[metric + '_site_beats_both'] else 'no'}")
 
 
 def phase_sweep(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> dict:
@@ -608,17 +655,20 @@ def print_expected(r: dict) -> None:
         print(f"    {k:<10} {v['jobs']:>4} jobs  {v['mean_wait_real_s']:7.1f} / {v['mean_wait_sim_s']:7.1f}")
 
 
-def full_report(stock: Sequence[Path], site: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> dict:
+def full_report(stock: Sequence[Path], site: Sequence[Path], rlsched: Path, extra: Sequence[str] = (),
+                sjf: Sequence[Path] = ()) -> dict:
     """What scripts/fidelity prints: every run's replay at slurmctld's phase, each mode's runs against each other,
-    the expected waits of each mode, and the learned policy's effect on mean wait, real (over the runs) and
-    simulated (over the replays)."""
+    the expected waits of each mode, the learned policy's effect on mean wait, real (over the runs) and simulated
+    (over the replays), and the modes' ranking (with sjf runs: the plugin's fallback without a model)."""
     extra = ["--backfill", "slurm", *extra]
     result: dict = {"replays": [], "repeat": {}, "expected": {}}
-    for run in [*stock, *site]:
+    for run in [*stock, *sjf, *site]:
         r = compare(run, rlsched, extra)
         print_report(r)
         result["replays"].append(r)
-    for mode, runs in (("stock", stock), ("site", site)):
+    for mode, runs in (("stock", stock), ("sjf", sjf), ("site", site)):
+        if not runs:
+            continue
         if len(runs) >= 2:
             result["repeat"][mode] = repeat(runs[0], runs[1])
             print_repeat(result["repeat"][mode])
@@ -628,6 +678,8 @@ def full_report(stock: Sequence[Path], site: Sequence[Path], rlsched: Path, extr
     e = result["effect"]
     print(f"learned policy's effect on mean wait: real {e['real']:+.1%} (over the runs), simulated {e['sim']:+.1%} "
           f"(over the replays), sim/real {e['sim_over_real']:.2f}")
+    result["ranking"] = ranking(result["expected"])
+    print_ranking(result["ranking"])
     return result
 
 
@@ -650,7 +702,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a seeded workload on a lab cluster and keep its dump")
-    run.add_argument("--mode", choices=("stock", "site"), default="stock")
+    run.add_argument("--mode", choices=MODES, default="stock")
     run.add_argument("--out", type=Path, required=True)
     run.add_argument("--jobs", type=int, default=200)
     run.add_argument("--seed", type=int, default=1)
@@ -678,6 +730,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "learned policy's effect")
     rep_all.add_argument("--stock", type=Path, nargs="+", required=True, help="stock run folders (the same workload)")
     rep_all.add_argument("--site", type=Path, nargs="+", required=True, help="site run folders (the same workload)")
+    rep_all.add_argument("--sjf", type=Path, nargs="*", default=[],
+                         help="sjf run folders (the plugin without a model; the same workload)")
     rep_all.add_argument("--rlsched")
     rep_all.add_argument("--json", type=Path, help="write the report as JSON here")
     rep_all.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
@@ -689,7 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.json.write_text(json.dumps(r, indent=1) + "\n")
         return 0
     if args.command == "report":
-        result = full_report(args.stock, args.site, _rlsched(args.rlsched), args.sim_arg)
+        result = full_report(args.stock, args.site, _rlsched(args.rlsched), args.sim_arg, args.sjf)
         if args.json:
             args.json.write_text(json.dumps(result, indent=1) + "\n")
         return 0

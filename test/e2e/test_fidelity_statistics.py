@@ -118,3 +118,34 @@ def test_expected_averages_real_runs_and_replays(tmp_path: Path, monkeypatch: py
     assert r["mean_abs_wait_error_s"] == pytest.approx(10 / 3)
     assert r["spearman_wait"] == pytest.approx(1.0)  # the same order of mean waits
     assert r["by_kind"]["cpu"]["jobs"] == 3
+    # Bounded slowdown (tau 10 s, every job runs 10 s): (wait + 10) / 10 per job and run, averaged per job.
+    # Real: fid-0 1; fid-1 (2 + 4) / 2 = 3; fid-2 (6 + 3) / 2 = 4.5. Simulated: 1; (2.2 + 2.8) / 2 = 2.5; 4.
+    assert r["mean_bsld_real"] == pytest.approx(8.5 / 3)
+    assert r["mean_bsld_sim"] == pytest.approx(2.5)
+
+
+def test_bounded_slowdown_is_at_least_one_and_bounded_below_tau() -> None:
+    assert fidelity.bounded_slowdown(0, 100) == 1.0
+    assert fidelity.bounded_slowdown(300, 100) == 4.0
+    assert fidelity.bounded_slowdown(18, 2) == 2.0  # a 2 s job counts as 10 s: (18 + 2) / 10
+
+
+def test_ranking_orders_modes_and_says_whether_the_simulator_agrees() -> None:
+    def mode(wait_real: float, wait_sim: float, bsld_real: float, bsld_sim: float) -> dict:
+        return {"mean_wait_real_s": wait_real, "mean_wait_sim_s": wait_sim, "mean_bsld_real": bsld_real,
+                "mean_bsld_sim": bsld_sim}
+
+    r = fidelity.ranking({"stock": mode(100, 90, 5.0, 4.0), "sjf": mode(70, 80, 3.0, 3.5),
+                          "site": mode(60, 85, 2.5, 2.0)})
+    assert r["wait_real_order"] == ["site", "sjf", "stock"]
+    assert r["wait_sim_order"] == ["sjf", "site", "stock"]  # the simulator put SJF first: a wrong prediction
+    assert not r["wait_sim_predicts_order"]
+    assert r["wait_site_beats_both"]
+    assert r["bsld_real_order"] == r["bsld_sim_order"] == ["site", "sjf", "stock"]
+    assert r["bsld_sim_predicts_order"] and r["bsld_site_beats_both"]
+    # The learned policy behind the plugin's SJF on the real cluster: it does not beat both.
+    worse = fidelity.ranking({"stock": mode(100, 90, 5.0, 4.0), "sjf": mode(50, 80, 3.0, 3.5),
+                              "site": mode(60, 85, 2.5, 2.0)})
+    assert not worse["wait_site_beats_both"] and worse["bsld_site_beats_both"]
+    # Without a site run there is nothing to beat with.
+    assert not fidelity.ranking({"stock": mode(1, 1, 1, 1), "sjf": mode(2, 2, 2, 2)})["wait_site_beats_both"]
