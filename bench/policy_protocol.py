@@ -2,11 +2,11 @@
 """Out-of-sample protocol for learned policies (issue 15; docs/policy-protocol.md): is a model better than Slurm's
 rules of thumb on workloads it never saw?
 
-    python3 bench/policy_protocol.py [--protocol loo,time-split,shipped] [--workloads lublin,ricc,...]
+    python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
-        [--out FILE.md] [--keep DIR]
+        [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt]
 
-Three protocols, each judged in the Slurm model with the configuration the plugins run (`--config
+Three protocols, and one step that trains; each protocol is judged in the Slurm model with the configuration the plugins run (`--config
 slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank as site factor at
 score_scale), beside every heuristic of the same run:
   loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
@@ -14,7 +14,11 @@ score_scale), beside every heuristic of the same run:
   time-split  on each workload named, `rlsched train` with default options (it reads the first 80% by submit time:
               trains on the first 64%, selects on the next 16%), then the verdict of `rlsched evaluate --candidate` on
               the last 20%, which training never read (the candidate against the best heuristic);
-  shipped     the shipped default model on every workload, marked in-sample where it was trained on that trace.
+  default     not a judgement: trains the default model the way leave one out trains each of its models, on every
+              workload but the judged generated seeds, with train's default held-back share (--default-out: where
+              the model and its card go; default: the folder of --keep);
+  shipped     the shipped default model (or the one `default` just trained) on every workload, marked in-sample
+              where it was trained on that trace.
 The table of each workload gives average bounded slowdown, average / p99 / max wait and utilisation; a summary
 gives the model's average bounded slowdown over the best heuristic's (below 1.00 means the model wins) and its p99
 wait over that heuristic's.
@@ -22,7 +26,8 @@ wait over that heuristic's.
 Workloads: the shared traces (Lublin-1, RICC-2010-2, COARE-Saliksik), the GPU workload of the placement study
 (Gavel's jobs and speeds at load 0.9, typed and typeless GPU requests over three partitions) and two generated
 families (`rlsched generate`) whose seeds are kept out of every training run. Traces are read from $RLSCHED_TRACES or
-../shared/traces; nothing is written into the repository (temporary folder, or --keep DIR).
+../shared/traces; nothing is written into the repository (temporary folder, or --keep DIR) but the model and card
+that --default-out names.
 """
 import argparse
 import json
@@ -82,11 +87,11 @@ def run(cmd, log):
     return time.time() - started
 
 
-def train(args, name, sources, folder, log, held_back=None):
+def train(args, name, sources, folder, log, held_back=None, model=None):
     """Trains on `sources` (workload specs) with the default options; returns the model path and seconds.
     held_back: the share of each source's last jobs train leaves unread (None: its default, the part `evaluate
-    --candidate` judges)."""
-    model = os.path.join(folder, f"{name}.pt")
+    --candidate` judges). model: where the model goes (default: FOLDER/NAME.pt)."""
+    model = model or os.path.join(folder, f"{name}.pt")
     cmd = [args.rlsched, "train", "--config", CONFIG, "--output", model, "--threads", str(args.threads),
            "--time-budget", str(args.train_minutes), "--seed", str(args.seed)] + args.train_arg
     if held_back is not None:
@@ -153,12 +158,13 @@ def main():
     p.add_argument("--backfill", default="easy,none")
     p.add_argument("--out", help="write the Markdown report here too")
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
+    p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
     args = p.parse_args()
     protocols = args.protocol.split(",")
     names = args.workloads.split(",")
     for proto in protocols:
-        if proto not in ("loo", "time-split", "shipped"):
-            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, shipped)")
+        if proto not in ("loo", "time-split", "default", "shipped"):
+            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped)")
 
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)
@@ -183,10 +189,17 @@ def main():
                 training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
 
         summaries = []
+        shipped = SHIPPED
+        if "default" in protocols:
+            # Every workload but the judged generated seeds, which stay out of sample for `shipped`.
+            sources = [s for n, s in training_pool.items() if not n.startswith("gen-")]
+            shipped, seconds = train(args, "default", sources, folder, log, model=args.default_out)
+            report += [f"## The default model, trained {seconds / 60:.1f} min on {len(sources)} workloads: {shipped}",
+                       ""]
         if "shipped" in protocols:
             report += ["## The shipped default model", ""]
             for name, spec in judged.items():
-                results = evaluate(args, spec, HEURISTICS + ["model:" + SHIPPED], "easy", folder, f"shipped-{name}",
+                results = evaluate(args, spec, HEURISTICS + ["model:" + shipped], "easy", folder, f"shipped-{name}",
                                    log)["results"]
                 ratio, p99, best = summary(results)
                 where = "in sample (trained on its first 80%)" if name in SHIPPED_TRAINED_ON else "out of sample"
