@@ -90,6 +90,22 @@ TrainConfig shortest_first_config() {
   return c;
 }
 
+/// One epoch at a learning rate too small to move the network: the runs that check where training starts.
+TrainConfig start_config(std::vector<TrainWorkload> workloads) {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;
+  c.workloads = std::move(workloads);
+  c.reference = "fcfs";
+  c.sequence_length = 128;
+  c.learning_rate = 1e-5;
+  c.epochs = 1;
+  c.episodes_per_epoch = 4;
+  c.validation_sequences = 1;
+  c.hidden = {8, 8};
+  c.threads = 1;
+  return c;
+}
+
 }  // namespace
 
 // The time split an admin relies on: `rlsched train` never reads the jobs `rlsched evaluate --candidate` judges, so
@@ -169,19 +185,9 @@ TEST_CASE("training reports the teacher's own validation figure, recomputed from
 // is the teacher's to the last digit, where an imitated network only comes near it. Imitating with too few passes
 // (one) to learn SJF shows the difference: the imitated start is not the teacher.
 TEST_CASE("starting as the rule: the network's first validation figure is the teacher's own") {
-  TrainConfig c;
-  c.rollouts = Rollouts::kSlurm;
-  c.workloads = {short_first_workload(1500, 7)};
+  TrainConfig c = start_config({short_first_workload(1500, 7)});
   c.teacher = "sjf";
-  c.reference = "fcfs";
-  c.sequence_length = 128;
   c.imitation_epochs = 1;
-  c.learning_rate = 1e-5;
-  c.epochs = 1;
-  c.episodes_per_epoch = 4;
-  c.validation_sequences = 1;
-  c.hidden = {8, 8};
-  c.threads = 1;
   auto exact = train_policy(c);
   INFO(exact.status().message());
   REQUIRE(exact.ok());
@@ -200,17 +206,8 @@ TEST_CASE("starting as the rule: the network's first validation figure is the te
 // Several traces on clusters of different sizes: the search chooses one rule for all of them (in the cluster-relative
 // form, one weighted sum of the features everywhere), and the network starts as that rule on every trace.
 TEST_CASE("with several traces the search chooses one rule for all, and the network starts as it") {
-  TrainConfig c;
-  c.rollouts = Rollouts::kSlurm;
-  c.workloads = {short_first_workload(1200, 7), short_first_workload(1200, 8, 4)};
-  c.reference = "fcfs";
-  c.sequence_length = 128;
+  TrainConfig c = start_config({short_first_workload(1200, 7), short_first_workload(1200, 8, 4)});
   c.imitation_epochs = 2;
-  c.learning_rate = 1e-5;
-  c.epochs = 1;
-  c.episodes_per_epoch = 4;
-  c.validation_sequences = 1;
-  c.hidden = {8, 8};
   c.threads = 2;
   auto joint = train_policy(c);
   INFO(joint.status().message());
