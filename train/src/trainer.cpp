@@ -117,12 +117,13 @@ class Trainer {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
     });
     slurm_sim_.backfill = config.backfill;
-    if (slurm_) weigh_windows_by_contention();
     if (slurm_) {
-      training_reference_.resize(traces_.size());
+      training_reference_.assign(traces_.size(), -1.0);
+      weigh_windows_by_contention();  // sets training_reference_ where its run is the search's (the whole part)
       parallel_for(traces_.size(), threads_, [&](std::size_t t) {
-        const SlurmSequence all = search_stretch(t);
-        training_reference_[t] = std::max(slurm_reference_cost(all, *reference_, slurm_sim_, cost_), 1e-9);
+        if (training_reference_[t] >= 0) return;
+        training_reference_[t] =
+            std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
       });
     }
     if (config_.select_on_slurm) {
@@ -491,6 +492,8 @@ class Trainer {
       const SlurmSequence all{&t, 0, t.train_end};
       auto run = sim::simulate(*t.cluster, sequence_jobs(all), *reference_, slurm_sim_);
       if (!run.ok()) return;  // uniform windows, as before
+      // The search's reference over the whole training part is this very run (slurm_reference_cost): not twice.
+      if (search_stretch(i).first == 0) training_reference_[i] = std::max(slurm_cost(run->outcomes, cost_), 1e-9);
       std::vector<double> waited(run->outcomes.size() + 1, 0.0);  // prefix sums of "this job waited"
       for (std::size_t j = 0; j < run->outcomes.size(); ++j) {
         const sim::JobOutcome& o = run->outcomes[j];
