@@ -6,9 +6,9 @@ rules of thumb on workloads it never saw?
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt]
 
-Three protocols, and one step that trains; each protocol is judged in the Slurm model with the configuration the plugins run (`--config
-slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank as site factor at
-score_scale), beside every heuristic of the same run:
+Three protocols and one step that trains. Each protocol judges in the Slurm model with the configuration the
+plugins run (`--config slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank
+as site factor at score_scale), beside every heuristic of the same run:
   loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
               evaluate on it with EASY backfill and with none;
   time-split  on each workload named, `rlsched train` with default options (it reads the first 80% by submit time:
