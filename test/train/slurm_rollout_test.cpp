@@ -150,18 +150,10 @@ TEST_CASE("training never reads the held-back jobs: the last share by submit tim
 // The figure that says whether imitation worked: the teacher rule's own ratio on the validation jobs, beside the
 // ratio of the network that imitated it. Recomputed here: SJF over FCFS on the validation jobs in the Slurm model.
 TEST_CASE("training reports the teacher's own validation figure, recomputed from the validation jobs") {
-  TrainConfig c;
-  c.rollouts = Rollouts::kSlurm;
-  c.workloads = {short_first_workload(1500, 7)};
+  TrainConfig c = start_config({short_first_workload(1500, 7)});
   c.teacher = "sjf";
-  c.reference = "fcfs";
-  c.sequence_length = 128;
   c.imitation_epochs = 5;
-  c.epochs = 1;
-  c.episodes_per_epoch = 4;
-  c.validation_sequences = 1;
   c.hidden = {8};
-  c.threads = 1;
   auto result = train_policy(c);
   INFO(result.status().message());
   REQUIRE(result.ok());
