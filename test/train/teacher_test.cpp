@@ -191,3 +191,16 @@ TEST_CASE("a scorer's spread within decisions: the pooled deviation around each 
   CHECK(within_decision_spread({e}, {7, 7.8, 8.6, 1.1, 0.9}) == Approx(std::sqrt(1.3 / 5)));
   CHECK(within_decision_spread({e}, {0, 0, 0, 0, 0}) == 0);
 }
+
+// The search keeps the lowest cost but never a failed run's (cost 0), which would otherwise look best of all.
+TEST_CASE("the teacher search chooses the lowest cost and never a failed run") {
+  auto cost = [](const Scorer& scorer) {
+    if (scorer.name() == "sjf") return 0.0;     // its run failed
+    if (scorer.name() == "unicep") return 0.5;  // the lowest real cost
+    return 0.9;
+  };
+  const Teacher best = search_teacher(cost, 2);
+  CHECK(best.heuristic == "unicep");
+  CHECK(best.cost_ratio == 0.5);
+  CHECK_FALSE(best.rule.has_value());
+}

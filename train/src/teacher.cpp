@@ -157,9 +157,12 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
         candidates[i].cost_ratio = cost_ratio(*candidates[i].scorer);
     });
   for (std::thread& t : pool) t.join();
+  // A candidate whose run failed has no cost (0): never the best, unless every run failed.
   std::size_t best = 0;
   for (std::size_t i = 1; i < candidates.size(); ++i)
-    if (candidates[i].cost_ratio < candidates[best].cost_ratio) best = i;
+    if (candidates[i].cost_ratio > 0 &&
+        (candidates[best].cost_ratio <= 0 || candidates[i].cost_ratio < candidates[best].cost_ratio))
+      best = i;
   return std::move(candidates[best]);
 }
 
