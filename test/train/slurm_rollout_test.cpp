@@ -218,27 +218,6 @@ TEST_CASE("with several traces the search chooses one rule for all, and the netw
   CHECK(each->teacher.find("; ") != std::string::npos);  // one teacher named per trace
 }
 
-// The training-part figure is a model's cost over the best built-in heuristic's on the worst trace, not over the
-// reference's: a network that computes SJF exactly stands at 1 or above (SJF is one of the heuristics), and one that
-// computes FCFS, the reference, stands above it by SJF's whole gain over FCFS on the trace where that gain is least.
-TEST_CASE("the training-part figure is the cost over each trace's best heuristic, on the worst trace") {
-  TrainConfig c = start_config({short_first_workload(1200, 7), short_first_workload(1200, 8, 4)});
-  c.imitation_epochs = 1;
-  c.teacher = "sjf";
-  auto sjf = train_policy(c);
-  INFO(sjf.status().message());
-  REQUIRE(sjf.ok());
-  REQUIRE(sjf->teacher.find("compute the rule exactly") != std::string::npos);
-  CHECK(sjf->initial_training_cost_ratio >= 1 - 1e-9);
-  CHECK(sjf->initial_training_cost_ratio < 1.1);  // shortest first is (nearly) the best rule of thumb here
-
-  c.teacher = "fcfs";
-  auto fcfs = train_policy(c);
-  REQUIRE(fcfs.ok());
-  REQUIRE(fcfs->teacher.find("compute the rule exactly") != std::string::npos);
-  CHECK(fcfs->initial_training_cost_ratio > 1.25);  // SJF beats FCFS by over 20% on both (the joint test above)
-}
-
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {
   TrainConfig config;
   config.sequence_length = 128;

@@ -98,8 +98,7 @@ int run_train(TrainOptions& options) {
   fmt::print("validation cost ratio to {} (lower is better): {:.4f} at the start of PPO, {:.4f} best\n",
              config.reference, result->initial_validation_cost_ratio, result->best_validation_cost_ratio);
   if (result->training_cost_ratio >= 0)
-    fmt::print("on the whole training part, cost over the best heuristic's (worst trace): {:.4f} at the start of PPO, "
-               "{:.4f} for the model kept\n",
+    fmt::print("on the whole training part: {:.4f} at the start of PPO, {:.4f} for the model kept\n",
                result->initial_training_cost_ratio, result->training_cost_ratio);
   fmt::print("teacher: {}\n", result->teacher);
   if (result->teacher_validation_cost_ratio >= 0)

@@ -226,9 +226,8 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
   if (info.result.training_cost_ratio >= 0)
     md += fmt::format(
-        "On the whole training part, run once in the Slurm model, its cost over the best heuristic's there (on the "
-        "worst trace, with several) was {:.4f} at the start of PPO and {:.4f} for this model: a checkpoint better on "
-        "the validation jobs but worse there is not kept.\n\n",
+        "On the whole training part, run once in the Slurm model, the same ratio was {:.4f} at the start of PPO and "
+        "{:.4f} for this model: a checkpoint better on the validation jobs but worse there is not kept.\n\n",
         info.result.initial_training_cost_ratio, info.result.training_cost_ratio);
   if (const double teacher = info.result.teacher_validation_cost_ratio; teacher >= 0) {
     const double start = info.result.initial_validation_cost_ratio;

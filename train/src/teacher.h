@@ -35,7 +35,7 @@ std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule);
 struct Teacher {
   std::unique_ptr<Scorer> scorer;
   std::string description;
-  double cost_ratio = 0;         ///< its search_teacher cost where the search ran
+  double cost_ratio = 0;         ///< cost ratio to the reference where the search ran
   std::optional<AreaRule> rule;  ///< set when the teacher is a rule of the area family
   std::string heuristic;         ///< the built-in heuristic's name when it is one
 };
@@ -66,10 +66,10 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
 Teacher same_teacher(const Teacher& teacher);
 
 /// Evaluates every rule of the family (cluster-relative ones when `cluster_relative`) and every built-in heuristic
-/// but multifactor and F1 with `cost_ratio` (a candidate's cost over a yardstick's: in the Slurm model the
-/// reference's over the whole training part, or with several traces the best heuristic's on the worst trace; in the
-/// compat simulator the mean over its search sequences; called from `threads` threads at once) and returns the
-/// lowest. A cost of 0 or less marks a failed run, which is never chosen while another succeeded.
+/// but multifactor and F1 with `cost_ratio` (a candidate's cost ratio to the reference: in the Slurm model over the
+/// whole training part, or the geometric mean of those over several traces; in the compat simulator the mean over
+/// its search sequences; called from `threads` threads at once) and returns the lowest. A cost of 0 or less marks a
+/// failed run, which is never chosen while another succeeded.
 Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads,
                        bool cluster_relative = false);
 

@@ -163,10 +163,9 @@ struct TrainResult {
   /// The teacher rule itself on the validation jobs in the Slurm model, over the reference (-1: not measured, with
   /// compat selection or a warm start from a model). Far below initial_validation_cost_ratio: imitation missed it.
   double teacher_validation_cost_ratio = -1;
-  /// In the Slurm model: the greedy policy's cost over the best built-in heuristic's on the whole training part (on
-  /// the worst trace, with several), at the start of PPO and for the model kept (-1: not measured, compat
-  /// rollouts). A checkpoint better on the validation jobs but worse here is not kept (TrainConfig::min_improvement,
-  /// Trainer::holds_on_training_part).
+  /// In the Slurm model: the greedy policy's cost over the reference's on the whole training part, at the start of
+  /// PPO and for the model kept (-1: not measured, compat rollouts). A checkpoint better on the validation jobs
+  /// but worse here is not kept (TrainConfig::min_improvement, Trainer::holds_on_training_part).
   double initial_training_cost_ratio = -1;
   double training_cost_ratio = -1;
   std::string teacher;  ///< what was imitated, and its cost ratio on the training part
