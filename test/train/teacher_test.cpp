@@ -17,8 +17,7 @@ using namespace rlsched::train;
 
 namespace {
 
-/// Jobs of every shape the traces have: 1 to 4,096 CPUs, requests of 10 s to 7 days, waits of 0 to 2 days, fair-share
-/// factors of 0 to 1.
+/// Jobs of every shape the traces have: 1 to 4,096 CPUs, requests of 10 s to 7 days, waits of 0 to 2 days.
 std::vector<PendingJob> varied_jobs(std::size_t count, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
@@ -30,7 +29,6 @@ std::vector<PendingJob> varied_jobs(std::size_t count, std::uint64_t seed) {
     jobs[i].time_limit = static_cast<Seconds>(10 * std::pow(60480.0, u(rng)));
     jobs[i].wait = static_cast<Seconds>(172800 * u(rng) * u(rng));
     jobs[i].submit = 1000000 - jobs[i].wait;
-    jobs[i].fairshare_factor = u(rng);
   }
   return jobs;
 }
@@ -58,8 +56,7 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
 
   std::vector<Teacher> teachers;
   for (const char* name : {"sjf", "fcfs"}) teachers.push_back(std::move(heuristic_teacher(name)).value());
-  for (const AreaRule rule :
-       {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25}, AreaRule{1, 0.5, 0.25, true, 8}})
+  for (const AreaRule rule : {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25}})
     teachers.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
 
   for (const Teacher& teacher : teachers) {
@@ -206,29 +203,4 @@ TEST_CASE("the teacher search chooses the lowest cost and never a failed run") {
   CHECK(best.heuristic == "unicep");
   CHECK(best.cost_ratio == 0.5);
   CHECK_FALSE(best.rule.has_value());
-}
-
-// The fair-share term adds f times the job's fair-share factor to the rule's score, and only a search asked for
-// those members tries them.
-TEST_CASE("a fair-share member adds f F to its rule's score, and only the fair-share family has such members") {
-  ScoringContext context;
-  context.total_cpus = 512;
-  const std::vector<PendingJob> jobs = varied_jobs(50, 11);
-  const AreaRule plain{0.5, 1, 0.25, true};
-  const AreaRule fair{0.5, 1, 0.25, true, 8};
-  CHECK(fair.describe() == plain.describe() + " + 8 F");
-  std::vector<double> with(jobs.size()), without(jobs.size());
-  make_area_scorer(fair)->score(context, jobs, with);
-  make_area_scorer(plain)->score(context, jobs, without);
-  for (std::size_t i = 0; i < jobs.size(); ++i) CHECK(with[i] - without[i] == Approx(8 * jobs[i].fairshare_factor));
-
-  // A cost that favours every fair-share member: chosen only where the family has them.
-  auto cost = [](const Scorer& scorer) { return scorer.name().find(" F") != std::string_view::npos ? 0.5 : 0.9; };
-  const Teacher chosen = search_teacher(cost, 1, RuleFamily{true, true});
-  REQUIRE(chosen.rule.has_value());
-  CHECK(chosen.rule->f > 0);
-  CHECK(chosen.rule->cluster_relative);
-  const Teacher without_term = search_teacher(cost, 1, RuleFamily{true, false});
-  CHECK(without_term.cost_ratio == 0.9);
-  CHECK((!without_term.rule || without_term.rule->f == 0));
 }

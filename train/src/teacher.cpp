@@ -26,8 +26,7 @@ class AreaScorer final : public Scorer {
       const double r = std::max<double>(static_cast<double>(jobs[i].time_limit), 10.0);
       const double n = std::max(jobs[i].cpus, 1);
       out[i] = -(rule_.a * std::log(r) + b * std::log(n)) +
-               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r) +
-               rule_.f * jobs[i].fairshare_factor;
+               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
     }
   }
 
@@ -39,8 +38,8 @@ class AreaScorer final : public Scorer {
 }  // namespace
 
 std::string AreaRule::describe() const {
-  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10)){}", a, b,
-                     cluster_relative ? " ln 1024 / ln N" : "", g, f != 0 ? fmt::format(" + {} F", f) : "");
+  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10))", a, b,
+                     cluster_relative ? " ln 1024 / ln N" : "", g);
 }
 
 std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
@@ -75,7 +74,6 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
         -teacher.rule->b *
         (teacher.rule->cluster_relative ? kRelativeCpus : std::log(std::max(2.0, static_cast<double>(total_cpus))));
     weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
-    weight("fairshare_factor") = teacher.rule->f;
   } else {
     weights.clear();
   }
@@ -133,7 +131,7 @@ Teacher same_teacher(const Teacher& teacher) {
   return out;
 }
 
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, const RuleFamily& family) {
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, bool cluster_relative) {
   std::vector<Teacher> candidates;
   for (const std::string& name : scorer_names()) {
     // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
@@ -145,14 +143,12 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     if (name == "f1") continue;
     candidates.push_back(std::move(heuristic_teacher(name)).value());
   }
-  const std::vector<double> fairshare = family.fairshare ? std::vector<double>{0, 2, 8} : std::vector<double>{0};
   for (double a : {0.5, 1.0, 2.0})
     for (double b : {0.0, 0.5, 1.0, 1.5})
-      for (double g : {0.0, 0.25, 0.5, 1.0})
-        for (double f : fairshare) {
-          const AreaRule rule{a, b, g, family.cluster_relative, f};
-          candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
-        }
+      for (double g : {0.0, 0.25, 0.5, 1.0}) {
+        const AreaRule rule{a, b, g, cluster_relative};
+        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
+      }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;
   for (std::size_t w = 0; w < workers; ++w)

@@ -1,10 +1,9 @@
 // The warm start's teacher: the best of the built-in heuristics and a small family of priority rules, found by
 // search on the training part.
 //
-// The family is smallest-area-first with ageing: score = -(a ln max(r, 10) + b ln n) + g ln(1 + w / max(r, 10))
-// + f F, r the requested time, n the CPUs, w the wait so far, F Slurm's fair-share factor. It contains SJF-like
-// (b = 0) and area-like (a = b) rules, their aged versions, and (joint search only) versions that favour users
-// under their fair share; on Lublin-1 its members range from far worse than F1 to clearly better. The network starts
+// The family is smallest-area-first with ageing: score = -(a ln max(r, 10) + b ln n) + g ln(1 + w / max(r, 10)),
+// r the requested time, n the CPUs, w the wait so far. It contains SJF-like (b = 0) and area-like (a = b) rules and
+// their aged versions; on Lublin-1 its members range from far worse than F1 to clearly better. The network starts
 // as the best member (imitated, then set to compute it exactly where the features allow) and PPO goes on from
 // there; the rule itself never ships, the network does.
 #pragma once
@@ -27,18 +26,7 @@ struct AreaRule {
   /// on a cluster of N CPUs (the plain term on 1,024 CPUs). One such rule is one weighted sum of the features on
   /// every cluster, so a network trained on several clusters can start as it exactly (linear_form).
   bool cluster_relative = false;
-  double f = 0;  ///< weight of the job's fair-share factor (priority/multifactor's, in [0, 1])
   std::string describe() const;
-};
-
-/// Which members of the family a search tries.
-struct RuleFamily {
-  bool cluster_relative = false;  ///< the CPU term in its cluster-relative form
-  /// Also members with a fair-share term (f of 2 and 8; 0 always). Stock multifactor's order is mostly fair share
-  /// (PriorityWeightFairshare 10,000 of its 22,100), and on the generated CPU family it was the best heuristic
-  /// with EASY backfill, where every rule without the term lost (policy_models/README.md). Only the joint search
-  /// has them: the single-trace search's choices are those the time split measured.
-  bool fairshare = false;
 };
 
 /// The rule as a Scorer (dynamic when g != 0).
@@ -77,13 +65,13 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
 /// A second teacher that ranks as `teacher` does (its own scorer).
 Teacher same_teacher(const Teacher& teacher);
 
-/// Evaluates every rule of `family` and every built-in heuristic
+/// Evaluates every rule of the family (cluster-relative ones when `cluster_relative`) and every built-in heuristic
 /// but multifactor and F1 with `cost_ratio` (a candidate's cost ratio to the reference: in the Slurm model over the
 /// whole training part, or the geometric mean of those over several traces; in the compat simulator the mean over
 /// its search sequences; called from `threads` threads at once) and returns the lowest. A cost of 0 or less marks a
 /// failed run, which is never chosen while another succeeded.
 Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads,
-                       const RuleFamily& family = {});
+                       bool cluster_relative = false);
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,

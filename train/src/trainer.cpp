@@ -288,7 +288,7 @@ class Trainer {
           for (std::size_t t = 0; t < traces_.size(); ++t) log_sum += std::log(training_part_ratio(t, scorer));
           return std::exp(log_sum / static_cast<double>(traces_.size()));
         },
-        threads_, RuleFamily{/*cluster_relative=*/true, /*fairshare=*/true});
+        threads_, /*cluster_relative=*/true);
     teacher_ = fmt::format(
         "{} for all {} traces (geometric mean of its cost ratios to {} on their training parts in "
         "the Slurm model: {:.3f})",
