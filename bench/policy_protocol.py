@@ -4,7 +4,7 @@ rules of thumb on workloads it never saw?
 
     python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
-        [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt]
+        [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
 
 Three protocols and one step that trains. Each protocol judges in the Slurm model with the configuration the
 plugins run (`--config slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank
@@ -44,7 +44,8 @@ SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
 HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
 # The shipped default was trained on the first 80% of these traces (policy_models/README.md).
 SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare"}
-# Generated training seeds; the judged families use seeds from 1001 up and are never trained on.
+# Generated training seeds; the judged families use seeds from --judged-seed up (default 1001) and are never trained
+# on.
 GENERATED_TRAINING_SEEDS = [1, 2, 3, 4]
 
 
@@ -150,6 +151,9 @@ def main():
     p.add_argument("--workloads", default="lublin,ricc,coare,gavel,gen-cpu,gen-gpu",
                    help="names to judge; gen-cpu / gen-gpu are generated families with held-out seeds")
     p.add_argument("--generated-jobs", type=int, default=20000)
+    p.add_argument("--judged-seed", type=int, default=1001,
+                   help="the generated workloads judged draw seeds from here up (the i-th name of --workloads: "
+                        "this + i); a design already judged on the defaults is judged afresh on others, e.g. 2001")
     p.add_argument("--train-minutes", type=float, default=10, help="each training run's --time-budget")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
@@ -166,19 +170,26 @@ def main():
         if proto not in ("loo", "time-split", "default", "shipped"):
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped)")
 
+    clash = [args.judged_seed + i for i, n in enumerate(names)
+             if n.startswith("gen-") and args.judged_seed + i in GENERATED_TRAINING_SEEDS]
+    if clash:
+        sys.exit(f"policy_protocol: --judged-seed {args.judged_seed} would judge on training seed(s) "
+                 f"{', '.join(map(str, clash))} (training seeds: {GENERATED_TRAINING_SEEDS}); choose another")
+
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)
     log_path = os.path.join(folder, "protocol.log")
     report = [f"# Out-of-sample protocol ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
               f"`python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
-              f"--train-minutes {args.train_minutes:g}`; judged with `--config slurm_conf_examples/rlsched.yaml`.",
+              f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}`; judged with "
+              f"`--config slurm_conf_examples/rlsched.yaml`.",
               ""]
     with open(log_path, "w") as log:
         workloads = shared_workloads()
         judged = {}
         for i, name in enumerate(names):
             if name.startswith("gen-"):
-                judged[name] = generate(args, name[4:], 1001 + i, args.generated_jobs, folder)
+                judged[name] = generate(args, name[4:], args.judged_seed + i, args.generated_jobs, folder)
             elif name in workloads:
                 judged[name] = workloads[name]
             else:
