@@ -320,6 +320,13 @@ TEST_CASE("unknown policies and bad option values are usage errors naming the ch
   CHECK(simulate_run.exit_code == 2);  // "all" is for --policies only
   CHECK(contains(simulate_run.err, "unknown policy 'all' (known: fcfs, sjf"));
 
+  const Run rule = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,area:1/y/0"});
+  CHECK(rule.exit_code == 2);
+  CHECK(contains(rule.err, "policy 'area:1/y/0': B = 'y' is not a number"));
+  const Run good_rule = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,area:1/1.5/0.25/relative"});
+  CHECK(good_rule.exit_code == 0);
+  CHECK(contains(good_rule.out, "\narea:1/1.5/0.25/relative "));
+
   const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
   CHECK(backfill.exit_code == 2);
   CHECK(contains(backfill.err, "unknown backfill 'maybe' (known: easy, slurm, none)"));

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 
 using namespace rlsched;
@@ -114,4 +115,77 @@ TEST_CASE("multifactor_priority is Slurm's weighted sum of the normalised factor
     (*scorer)->score(ScoringContext{}, {j}, out);
     CHECK(out[0] == multifactor_priority(c.w, j));
   }
+}
+
+TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) from their policy spec") {
+  // job 0: r = 3600 s, 4 CPUs, waited 50 s; job 1: r = 60 s, 64 CPUs, 10 s; job 2: r = 5 s (counted as 10), 1 CPU.
+  const std::vector<PendingJob> jobs = {pending(1, 100, 50, 3600, 4), pending(2, 200, 10, 60, 64),
+                                        pending(3, 300, 400, 5, 1)};
+  SECTION("a plain rule, ageing included") {
+    auto s = scores_of("area:1/0.5/2", jobs);
+    CHECK(s[0] == Approx(-(std::log(3600.0) + 0.5 * std::log(4.0)) + 2 * std::log1p(50.0 / 3600)));
+    CHECK(s[1] == Approx(-(std::log(60.0) + 0.5 * std::log(64.0)) + 2 * std::log1p(10.0 / 60)));
+    CHECK(s[2] == Approx(-std::log(10.0) + 2 * std::log1p(400.0 / 10)));
+  }
+  SECTION("b = 0 and g = 0 ranks as SJF does") {
+    auto area = scores_of("area:1/0/0", jobs);
+    auto sjf = scores_of("sjf", jobs);
+    CHECK(area[2] > area[1]);
+    CHECK(area[1] > area[0]);
+    CHECK(sjf[2] > sjf[1]);
+    CHECK(sjf[1] > sjf[0]);
+  }
+  SECTION("a cluster-relative rule weighs ln n by ln 1024 / ln N: as written on 1,024 CPUs, twice on 32") {
+    const auto rule = parse_area_rule("area:1/1.5/0/relative");
+    REQUIRE(rule.ok());
+    CHECK(rule->cluster_relative);
+    CHECK(rule->cpus_weight(1024) == Approx(1.5));
+    CHECK(rule->cpus_weight(32) == Approx(3.0));
+    const auto scorer = make_area_scorer(*rule);
+    std::vector<double> out(jobs.size());
+    ScoringContext small;
+    small.total_cpus = 32;
+    scorer->score(small, jobs, out);
+    CHECK(out[1] == Approx(-(std::log(60.0) + 3.0 * std::log(64.0))));
+    CHECK_FALSE(make_area_scorer(AreaRule{1, 1, 0.5})->is_static());
+    CHECK(make_area_scorer(AreaRule{1, 1, 0})->is_static());
+  }
+  SECTION("the spec a rule writes reads back as the same rule, and names its scorer") {
+    for (const AreaRule rule : {AreaRule{0.5, 1.5, 0.25, true}, AreaRule{2, 0, 1, false}}) {
+      const auto back = parse_area_rule(rule.spec());
+      REQUIRE(back.ok());
+      CHECK(back->a == rule.a);
+      CHECK(back->b == rule.b);
+      CHECK(back->g == rule.g);
+      CHECK(back->cluster_relative == rule.cluster_relative);
+      CHECK(make_area_scorer(rule)->name() == rule.spec());
+    }
+    CHECK(AreaRule{0.5, 1.5, 0.25, true}.spec() == "area:0.5/1.5/0.25/relative");
+  }
+}
+
+TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"area:1/x/0", "B = 'x' is not a number"},
+      {"area:1/2", "2 parts, not 3 or 4"},
+      {"area:1/2/3/4/5", "5 parts, not 3 or 4"},
+      {"area:-1/1/0", "A = '-1' is not a finite number >= 0"},
+      {"area:nan/1/0", "A = 'nan' is not a finite number >= 0"},
+      {"area:1/1/", "G = '' is not a number"},
+      {"area:1/1/0.5x", "G = '0.5x' is not a number"},
+      {"area:0/0/1", "A and B are both 0"},
+      {"area:1/1/0/rel", "'rel' where only 'relative' may follow G"},
+  };
+  for (const auto& [spec, reason] : cases) {
+    INFO(spec);
+    const auto rule = parse_area_rule(spec);
+    REQUIRE_FALSE(rule.ok());
+    CHECK_THAT(rule.status().message(), Catch::Contains("policy '" + spec + "'"));
+    CHECK_THAT(rule.status().message(), Catch::Contains(reason));
+    CHECK_THAT(rule.status().message(), Catch::Contains("expected area:A/B/G or area:A/B/G/relative"));
+    const auto scorer = make_scorer(spec);
+    REQUIRE_FALSE(scorer.ok());
+    CHECK_THAT(scorer.status().message(), Catch::Contains(reason));
+  }
+  CHECK_THAT(make_scorer("areal").status().message(), Catch::Contains("area:A/B/G[/relative]"));
 }

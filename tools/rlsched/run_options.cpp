@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/energy.h"
 #include "text/text.h"
@@ -117,8 +118,13 @@ CLI::Validator policy_validator(bool list) {
         if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
         for (const std::string& name : names) {
           if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
+          if (is_area_rule_spec(name)) {
+            if (auto rule = parse_area_rule(name); !rule.ok()) return rule.status().message();
+            continue;
+          }
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {}, model:PATH)", name, fmt::join(known, ", "));
+            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/relative])", name,
+                               fmt::join(known, ", "), kAreaRulePrefix);
         }
         return {};
       },

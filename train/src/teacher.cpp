@@ -9,43 +9,6 @@
 #include "rlsched/features.h"
 
 namespace rlsched::train {
-namespace {
-
-const double kRelativeCpus = std::log(1024.0);  ///< AreaRule::cluster_relative: the plain term on 1,024 CPUs
-
-class AreaScorer final : public Scorer {
- public:
-  explicit AreaScorer(const AreaRule& rule) : rule_(rule), name_("teacher " + rule.describe()) {}
-  std::string_view name() const override { return name_; }
-  bool is_static() const override { return rule_.g == 0; }
-  void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
-             std::vector<double>& out) const override {
-    const double b =
-        rule_.cluster_relative ? rule_.b * kRelativeCpus / std::log(std::max(2, context.total_cpus)) : rule_.b;
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-      const double r = std::max<double>(static_cast<double>(jobs[i].time_limit), 10.0);
-      const double n = std::max(jobs[i].cpus, 1);
-      out[i] = -(rule_.a * std::log(r) + b * std::log(n)) +
-               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
-    }
-  }
-
- private:
-  AreaRule rule_;
-  std::string name_;
-};
-
-}  // namespace
-
-std::string AreaRule::describe() const {
-  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10))", a, b,
-                     cluster_relative ? " ln 1024 / ln N" : "", g);
-}
-
-std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
-  return std::make_unique<AreaScorer>(rule);
-}
-
 Result<Teacher> heuristic_teacher(const std::string& name) {
   auto scorer = make_scorer(name);
   if (!scorer.ok()) return scorer.status();
@@ -70,9 +33,9 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
     // The features' own scales (core/src/features.cpp): limit_log = log1p(r) / log1p(7 d), cpus_log = log2(n) /
     // log2(max(2, cluster CPUs)), wait_over_limit = log1p(w / r) / ln 101.
     weight("limit_log") = -teacher.rule->a * std::log1p(7 * 86400.0);
+    // cpus_log * ln max(2, N) = ln n, whose weight is the rule's for this cluster.
     weight("cpus_log") =
-        -teacher.rule->b *
-        (teacher.rule->cluster_relative ? kRelativeCpus : std::log(std::max(2.0, static_cast<double>(total_cpus))));
+        -teacher.rule->cpus_weight(total_cpus) * std::log(std::max(2.0, static_cast<double>(total_cpus)));
     weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
   } else {
     weights.clear();
@@ -147,7 +110,8 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     for (double b : {0.0, 0.5, 1.0, 1.5})
       for (double g : {0.0, 0.25, 0.5, 1.0}) {
         const AreaRule rule{a, b, g, cluster_relative};
-        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
+        // The spec beside the formula: `evaluate --policies SPEC` judges the rule itself.
+        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe() + " (" + rule.spec() + ")", 0, rule, {}});
       }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;

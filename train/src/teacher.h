@@ -1,9 +1,9 @@
 // The warm start's teacher: the best of the built-in heuristics and a small family of priority rules, found by
 // search on the training part.
 //
-// The family is smallest-area-first with ageing: score = -(a ln max(r, 10) + b ln n) + g ln(1 + w / max(r, 10)),
-// r the requested time, n the CPUs, w the wait so far. It contains SJF-like (b = 0) and area-like (a = b) rules and
-// their aged versions; on Lublin-1 its members range from far worse than F1 to clearly better. The network starts
+// The family is smallest-area-first with ageing (rlsched/area_rule.h): score = -(a ln max(r, 10) + b ln n) +
+// g ln(1 + w / max(r, 10)), r the requested time, n the CPUs, w the wait so far. On Lublin-1 its members range from
+// far worse than F1 to clearly better. The network starts
 // as the best member (imitated, then set to compute it exactly where the features allow) and PPO goes on from
 // there; the rule itself never ships, the network does.
 #pragma once
@@ -14,23 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 #include "rlsched/status.h"
 #include "rollout.h"
 
 namespace rlsched::train {
-
-struct AreaRule {
-  double a = 1, b = 1, g = 0;
-  /// The CPU term in shares of the cluster, as the cpus_log feature counts them: b ln n ln 1024 / ln max(2, N)
-  /// on a cluster of N CPUs (the plain term on 1,024 CPUs). One such rule is one weighted sum of the features on
-  /// every cluster, so a network trained on several clusters can start as it exactly (linear_form).
-  bool cluster_relative = false;
-  std::string describe() const;
-};
-
-/// The rule as a Scorer (dynamic when g != 0).
-std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule);
 
 struct Teacher {
   std::unique_ptr<Scorer> scorer;

@@ -3,6 +3,7 @@
 // r = requested time (s), n = CPUs, s = submit time (s), w = wait so far (s).
 #include <cmath>
 
+#include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 
 namespace rlsched {
@@ -96,9 +97,15 @@ Result<std::unique_ptr<Scorer>> make_scorer(std::string_view name, const ScorerS
   if (name == "unicep") return std::unique_ptr<Scorer>(new Unicep());
   if (name == "f1") return std::unique_ptr<Scorer>(new F1());
   if (name == "multifactor") return std::unique_ptr<Scorer>(new Multifactor(settings.multifactor));
+  if (is_area_rule_spec(name)) {
+    auto rule = parse_area_rule(name);
+    if (!rule.ok()) return rule.status();
+    return make_area_scorer(*rule);
+  }
   std::string known;
   for (const auto& n : scorer_names()) known += (known.empty() ? "" : ", ") + n;
-  return Status::InvalidInput("unknown policy '" + std::string(name) + "' (known: " + known + ")");
+  return Status::InvalidInput("unknown policy '" + std::string(name) + "' (known: " + known + ", " +
+                              std::string(kAreaRulePrefix) + "A/B/G[/relative])");
 }
 
 }  // namespace rlsched

@@ -1,0 +1,44 @@
+// The smallest-area-first family with ageing: score = -(a ln max(r, 10) + b ln n) + g ln(1 + w / max(r, 10)),
+// r the requested time, n the CPUs, w the wait so far (higher runs first). It holds SJF-like (b = 0) and area-like
+// (a = b) rules and their aged versions. The trainer searches it for the rule the network starts as (the teacher,
+// train/src/teacher.h); as a policy spec (`area:A/B/G`, `area:A/B/G/relative`) it can be evaluated and served
+// like any built-in heuristic, so the rule a model card names can be judged on its own.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "rlsched/scorer.h"
+#include "rlsched/status.h"
+
+namespace rlsched {
+
+/// How an area rule's policy spec starts.
+inline constexpr std::string_view kAreaRulePrefix = "area:";
+
+struct AreaRule {
+  double a = 1, b = 1, g = 0;
+  /// The CPU term in shares of the cluster, as the cpus_log feature counts them: b ln n ln 1024 / ln max(2, N)
+  /// on a cluster of N CPUs (the plain term on 1,024 CPUs). One such rule is one weighted sum of the features on
+  /// every cluster, so a network trained on several clusters can start as it exactly.
+  bool cluster_relative = false;
+  /// The weight of ln n on a cluster of `total_cpus` CPUs: b, or b ln 1024 / ln max(2, N) when cluster_relative.
+  double cpus_weight(int total_cpus) const;
+  /// The formula, e.g. "-(1 ln max(r,10) + 1.5 ln n) + 0.5 ln(1 + w/max(r,10))".
+  std::string describe() const;
+  /// The policy spec that parse_area_rule reads back, e.g. "area:1/1.5/0.5" or "area:1/1.5/0.5/relative".
+  std::string spec() const;
+};
+
+/// Reads `area:A/B/G` or `area:A/B/G/relative` (A, B, G finite and >= 0, not A = B = 0).
+/// \return InvalidInput naming the spec and the part that is wrong.
+Result<AreaRule> parse_area_rule(std::string_view spec);
+
+/// True when `spec` starts with kAreaRulePrefix (whether or not the rest is valid).
+bool is_area_rule_spec(std::string_view spec);
+
+/// The rule as a Scorer, named by its spec (dynamic when g != 0).
+std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule);
+
+}  // namespace rlsched

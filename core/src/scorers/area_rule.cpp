@@ -1,0 +1,88 @@
+#include "rlsched/area_rule.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "text/text.h"
+
+namespace rlsched {
+namespace {
+
+const double kRelativeCpus = std::log(1024.0);  ///< AreaRule::cluster_relative: the plain term on 1,024 CPUs
+constexpr std::string_view kRelative = "relative";
+constexpr std::string_view kGrammar = "area:A/B/G or area:A/B/G/relative";
+
+class AreaScorer final : public Scorer {
+ public:
+  explicit AreaScorer(const AreaRule& rule) : rule_(rule), name_(rule.spec()) {}
+  std::string_view name() const override { return name_; }
+  bool is_static() const override { return rule_.g == 0; }
+  void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
+             std::vector<double>& out) const override {
+    const double b = rule_.cpus_weight(context.total_cpus);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const double r = std::max<double>(static_cast<double>(jobs[i].time_limit), 10.0);
+      const double n = std::max(jobs[i].cpus, 1);
+      out[i] = -(rule_.a * std::log(r) + b * std::log(n)) +
+               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
+    }
+  }
+
+ private:
+  AreaRule rule_;
+  std::string name_;
+};
+
+}  // namespace
+
+double AreaRule::cpus_weight(int total_cpus) const {
+  return cluster_relative ? b * kRelativeCpus / std::log(std::max(2, total_cpus)) : b;
+}
+
+std::string AreaRule::describe() const {
+  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10))", a, b,
+                     cluster_relative ? " ln 1024 / ln N" : "", g);
+}
+
+std::string AreaRule::spec() const {
+  return fmt::format("{}{}/{}/{}{}", kAreaRulePrefix, a, b, g, cluster_relative ? "/relative" : "");
+}
+
+bool is_area_rule_spec(std::string_view spec) {
+  return spec.substr(0, kAreaRulePrefix.size()) == kAreaRulePrefix;
+}
+
+Result<AreaRule> parse_area_rule(std::string_view spec) {
+  auto invalid = [&](const std::string& what) {
+    return Status::InvalidInput(fmt::format("policy '{}': {} (expected {})", spec, what, kGrammar));
+  };
+  if (!is_area_rule_spec(spec)) return invalid(fmt::format("does not start with '{}'", kAreaRulePrefix));
+  const std::vector<std::string_view> parts = text::split(spec.substr(kAreaRulePrefix.size()), '/');
+  if (parts.size() != 3 && parts.size() != 4) return invalid(fmt::format("{} parts, not 3 or 4", parts.size()));
+  AreaRule rule;
+  double* weights[] = {&rule.a, &rule.b, &rule.g};
+  const char* names[] = {"A", "B", "G"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const std::string_view part = parts[k];
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), *weights[k]);
+    if (part.empty() || error != std::errc() || end != part.data() + part.size())
+      return invalid(fmt::format("{} = '{}' is not a number", names[k], part));
+    if (!std::isfinite(*weights[k]) || *weights[k] < 0)
+      return invalid(fmt::format("{} = '{}' is not a finite number >= 0", names[k], part));
+  }
+  if (rule.a == 0 && rule.b == 0) return invalid("A and B are both 0, so the rule would rank by ageing alone");
+  if (parts.size() == 4) {
+    if (parts[3] != kRelative) return invalid(fmt::format("'{}' where only '{}' may follow G", parts[3], kRelative));
+    rule.cluster_relative = true;
+  }
+  return rule;
+}
+
+std::unique_ptr<Scorer> make_area_scorer(const AreaRule& rule) {
+  return std::make_unique<AreaScorer>(rule);
+}
+
+}  // namespace rlsched
