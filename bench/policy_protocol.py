@@ -5,6 +5,7 @@ rules of thumb on workloads it never saw?
     python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
+    python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
 
 Three protocols and one step that trains. Each protocol judges in the Slurm model with the configuration the
 plugins run (`--config slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank
@@ -18,7 +19,10 @@ as site factor at score_scale), beside every heuristic of the same run:
               workload but the judged generated seeds, with train's default held-back share (--default-out: where
               the model and its card go; default: the folder of --keep);
   shipped     the shipped default model (or the one `default` just trained) on every workload, marked in-sample
-              where it was trained on that trace.
+              where it was trained on that trace;
+  ceiling     not a judgement of a model: every rule of the teacher's area family (`area:A/B/G/C/relative`, wider
+              than the trainer's grid) on every workload, chosen with hindsight. If no one rule beats the best
+              heuristic on every workload, no model that starts as one rule and stays near it can.
 The table of each workload gives average bounded slowdown, average / p99 / max wait and utilisation; a summary
 gives the model's average bounded slowdown over the best heuristic's (below 1.00 means the model wins) and its p99
 wait over that heuristic's.
@@ -30,7 +34,9 @@ families (`rlsched generate`) whose seeds are kept out of every training run. Tr
 that --default-out names.
 """
 import argparse
+import concurrent.futures
 import json
+import math
 import os
 import subprocess
 import sys
@@ -117,6 +123,77 @@ def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
         return json.load(f)
 
 
+# The ceiling protocol's grid: the trainer's family (train/src/teacher.cpp) and beyond it on every side.
+CEILING_A = [0, 0.25, 0.5, 1, 2]
+CEILING_B = [0, 0.25, 0.5, 1, 1.5, 2, 3]
+CEILING_G = [0, 0.25, 0.5, 1, 2]
+CEILING_C = [0, 3, 10, 30]
+
+
+def ceiling_rules():
+    """The distinct cluster-relative area rules of the grid: without ageing, rules whose weights are proportional
+    rank alike, so one of them stands for all."""
+    rules, seen = [], set()
+    for a in CEILING_A:
+        for b in CEILING_B:
+            for c in CEILING_C:
+                for g in CEILING_G:
+                    total = a + b + c
+                    if total == 0:
+                        continue
+                    key = (round(a / total, 6), round(b / total, 6), round(c / total, 6)) if g == 0 else (a, b, c, g)
+                    if key not in seen:
+                        seen.add(key)
+                        rules.append(f"area:{a:g}/{b:g}/{g:g}/{c:g}/relative")
+    return rules
+
+
+def ceiling(args, judged, backfill, folder):
+    """Report lines: per workload, the best heuristic and the best rule; then the rules best over all of them."""
+    rules = ceiling_rules()
+
+    def one(item):
+        name, spec = item
+        with open(os.path.join(folder, f"ceiling-{name}-{backfill}.log"), "w") as log:
+            return name, evaluate(args, spec, HEURISTICS + rules, backfill, folder, f"ceiling-{name}-{backfill}",
+                                  log)["results"]
+
+    workers = args.threads if args.threads > 0 else (os.cpu_count() or 1)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        found = dict(pool.map(one, judged.items()))
+    # (bsld ratio, p99 ratio) of every rule to the best heuristic, per workload in --workloads order.
+    ratios = {rule: [] for rule in rules}
+    lines = [f"## Ceiling of one rule: {len(rules)} area rules, {backfill} backfill, chosen with hindsight", "",
+             "| workload | best heuristic | best rule | its bsld / p99 ratio | rules that win (p99 included) |",
+             "|---|---|---|---|---|"]
+    for name in judged:
+        by_policy = {r["policy"]: r for r in found[name]}
+        best = min((by_policy[h] for h in HEURISTICS), key=lambda r: r["avg_bsld"])
+        for rule in rules:
+            r = by_policy[rule]
+            ratios[rule].append((r["avg_bsld"] / best["avg_bsld"], r["p99_wait"] / max(best["p99_wait"], 1.0)))
+        top = min(rules, key=lambda rule: ratios[rule][-1][0])
+        wins = sum(1 for rule in rules if ratios[rule][-1][0] < 1 and ratios[rule][-1][1] <= 1)
+        lines.append(f"| {name} | {best['policy']} {best['avg_bsld']:.2f} | `{top}` | "
+                     f"{ratios[top][-1][0]:.2f} / {ratios[top][-1][1]:.2f} | {wins} |")
+
+    def geo(rule):
+        return math.exp(sum(math.log(b) for b, _ in ratios[rule]) / len(ratios[rule]))
+
+    def worst(rule):
+        return max(b for b, _ in ratios[rule])
+
+    everywhere = [rule for rule in rules if all(b < 1 and p <= 1 for b, p in ratios[rule])]
+    lines += ["", f"Rules that beat the best heuristic on every workload, p99 included: **{len(everywhere)}**"
+              + (f" ({', '.join(f'`{r}`' for r in everywhere)})" if everywhere else "") + ".", "",
+              "| rule | chosen by | " + " | ".join(judged) + " | geometric mean |",
+              "|---|---|" + "---|" * len(judged) + "---|"]
+    for label, rule in (("lowest worst ratio", min(rules, key=worst)), ("lowest geometric mean", min(rules, key=geo))):
+        cells = " | ".join(f"{b:.2f} / {p:.2f}" for b, p in ratios[rule])
+        lines.append(f"| `{rule}` | {label} | {cells} | {geo(rule):.2f} |")
+    return lines + [""]
+
+
 def best_heuristic(results):
     heuristics = [r for r in results if not r["policy"].startswith("model:")]
     return min(heuristics, key=lambda r: r["avg_bsld"])
@@ -167,8 +244,8 @@ def main():
     protocols = args.protocol.split(",")
     names = args.workloads.split(",")
     for proto in protocols:
-        if proto not in ("loo", "time-split", "default", "shipped"):
-            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped)")
+        if proto not in ("loo", "time-split", "default", "shipped", "ceiling"):
+            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling)")
 
     clash = [args.judged_seed + i for i, n in enumerate(names)
              if n.startswith("gen-") and args.judged_seed + i in GENERATED_TRAINING_SEEDS]
@@ -195,7 +272,8 @@ def main():
             else:
                 sys.exit(f"policy_protocol: unknown workload '{name}' (known: {', '.join(workloads)}, gen-cpu, gen-gpu)")
         training_pool = dict(judged)
-        for family in sorted({n[4:] for n in names if n.startswith("gen-")}):
+        trains_on_pool = "loo" in protocols or "default" in protocols
+        for family in sorted({n[4:] for n in names if n.startswith("gen-") and trains_on_pool}):
             for seed in GENERATED_TRAINING_SEEDS:
                 training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
 
@@ -231,6 +309,10 @@ def main():
                                f"{len(sources)} others)", ""] + table(results, "model") + [""]
                     summaries.append(("loo", name, backfill, ratio, p99, best))
 
+        if "ceiling" in protocols:
+            for backfill in args.backfill.split(","):
+                report += ceiling(args, judged, backfill, folder)
+
         if "time-split" in protocols:
             report += ["## Time split: trained on the first 80%, judged on the last 20%", ""]
             # A generated workload's judged seed is never trained on by the other protocols; here its own first 80%
@@ -246,9 +328,10 @@ def main():
                     "", "`" + doc["verdict"]["text"].split("\n")[0] + "`", ""]
                 summaries.append(("time-split", name, "easy", ratio, p99, best))
 
-    report += ["## Summary: the model's average bounded slowdown and p99 wait over the best heuristic's", "",
-               "| protocol | workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |",
-               "|---|---|---|---|---|---|---|"]
+    if summaries:
+        report += ["## Summary: the model's average bounded slowdown and p99 wait over the best heuristic's", "",
+                   "| protocol | workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |",
+                   "|---|---|---|---|---|---|---|"]
     for proto, name, backfill, ratio, p99, best in summaries:
         wins = "yes" if ratio < 1 and p99 <= 1 else "no"
         report.append(f"| {proto} | {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | {wins} |")

@@ -127,6 +127,19 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
     CHECK(s[1] == Approx(-(std::log(60.0) + 0.5 * std::log(64.0)) + 2 * std::log1p(10.0 / 60)));
     CHECK(s[2] == Approx(-std::log(10.0) + 2 * std::log1p(400.0 / 10)));
   }
+  SECTION("the share term: c (n/N + k/K), the job's share of the cluster's CPUs and accelerators") {
+    std::vector<PendingJob> gpu = jobs;
+    gpu[0].accelerators = 8;
+    ScoringContext cluster;
+    cluster.total_cpus = 256;
+    cluster.total_accelerators = 32;
+    const auto scorer = make_scorer("area:1/0/0/10");
+    REQUIRE(scorer.ok());
+    std::vector<double> out(gpu.size());
+    (*scorer)->score(cluster, gpu, out);
+    CHECK(out[0] == Approx(-(std::log(3600.0) + 10 * (4.0 / 256 + 8.0 / 32))));
+    CHECK(out[1] == Approx(-(std::log(60.0) + 10 * (64.0 / 256))));
+  }
   SECTION("b = 0 and g = 0 ranks as SJF does") {
     auto area = scores_of("area:1/0/0", jobs);
     auto sjf = scores_of("sjf", jobs);
@@ -151,30 +164,36 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
     CHECK(make_area_scorer(AreaRule{1, 1, 0})->is_static());
   }
   SECTION("the spec a rule writes reads back as the same rule, and names its scorer") {
-    for (const AreaRule rule : {AreaRule{0.5, 1.5, 0.25, true}, AreaRule{2, 0, 1, false}}) {
+    for (const AreaRule rule : {AreaRule{0.5, 1.5, 0.25, true}, AreaRule{2, 0, 1, false}, AreaRule{1, 0, 0.5, true, 10},
+                                AreaRule{0, 0, 0, false, 3}}) {
       const auto back = parse_area_rule(rule.spec());
       REQUIRE(back.ok());
       CHECK(back->a == rule.a);
       CHECK(back->b == rule.b);
       CHECK(back->g == rule.g);
       CHECK(back->cluster_relative == rule.cluster_relative);
+      CHECK(back->c == rule.c);
       CHECK(make_area_scorer(rule)->name() == rule.spec());
     }
     CHECK(AreaRule{0.5, 1.5, 0.25, true}.spec() == "area:0.5/1.5/0.25/relative");
+    CHECK(AreaRule{0.5, 1.5, 0.25, true, 10}.spec() == "area:0.5/1.5/0.25/10/relative");
   }
 }
 
 TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"area:1/x/0", "B = 'x' is not a number"},
-      {"area:1/2", "2 parts, not 3 or 4"},
-      {"area:1/2/3/4/5", "5 parts, not 3 or 4"},
+      {"area:1/2", "2 numbers, not 3 or 4"},
+      {"area:1/2/3/4/5", "5 numbers, not 3 or 4"},
+      {"area:1/2/3/4/5/relative", "5 numbers, not 3 or 4"},
+      {"area:1/2/0/-3", "C = '-3' is not a finite number >= 0"},
       {"area:-1/1/0", "A = '-1' is not a finite number >= 0"},
       {"area:nan/1/0", "A = 'nan' is not a finite number >= 0"},
       {"area:1/1/", "G = '' is not a number"},
       {"area:1/1/0.5x", "G = '0.5x' is not a number"},
-      {"area:0/0/1", "A and B are both 0"},
-      {"area:1/1/0/rel", "'rel' where only 'relative' may follow G"},
+      {"area:0/0/1", "A, B and C are all 0"},
+      {"area:0/0/1/0/relative", "A, B and C are all 0"},
+      {"area:1/1/0/rel", "C = 'rel' is not a number"},
   };
   for (const auto& [spec, reason] : cases) {
     INFO(spec);
@@ -182,7 +201,7 @@ TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
     REQUIRE_FALSE(rule.ok());
     CHECK_THAT(rule.status().message(), Catch::Contains("policy '" + spec + "'"));
     CHECK_THAT(rule.status().message(), Catch::Contains(reason));
-    CHECK_THAT(rule.status().message(), Catch::Contains("expected area:A/B/G or area:A/B/G/relative"));
+    CHECK_THAT(rule.status().message(), Catch::Contains("expected area:A/B/G[/C][/relative]"));
     const auto scorer = make_scorer(spec);
     REQUIRE_FALSE(scorer.ok());
     CHECK_THAT(scorer.status().message(), Catch::Contains(reason));

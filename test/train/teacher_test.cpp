@@ -86,6 +86,35 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
   CHECK_FALSE(heuristic_teacher("largest").ok());
 }
 
+TEST_CASE("a rule with a share term is one weighted sum of the features, accelerators included") {
+  ScoringContext context;
+  context.total_cpus = 2048;
+  context.total_nodes = 32;
+  context.total_accelerators = 64;
+  std::vector<PendingJob> jobs = varied_jobs(300, 7);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    jobs[i].cpus = std::min(jobs[i].cpus, 2048);
+    jobs[i].accelerators = static_cast<int>(i % 9);  // 0 to 8 of the 64
+  }
+  for (const AreaRule rule : {AreaRule{1, 0.5, 0.25, true, 10}, AreaRule{0.5, 0, 0, false, 30}}) {
+    INFO(rule.describe());
+    const Teacher teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}};
+    const std::vector<double> weights = linear_form(teacher, context.total_cpus);
+    std::vector<double> scores(jobs.size());
+    teacher.scorer->score(context, jobs, scores);
+    const std::vector<double> linear = linear_scores(jobs, context, weights);
+    const double slack = (rule.a + rule.g) * std::log1p(0.1) + 1e-3;
+    std::size_t pairs = 0;
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      for (std::size_t k = i + 1; k < jobs.size(); ++k) {
+        if (std::abs(scores[i] - scores[k]) <= slack) continue;
+        ++pairs;
+        if ((scores[i] > scores[k]) != (linear[i] > linear[k])) FAIL_CHECK("jobs " << i << " and " << k << " swap");
+      }
+    CHECK(pairs > jobs.size() * jobs.size() / 4);
+  }
+}
+
 TEST_CASE("a cluster-relative rule is one weighted sum of the features on clusters of every size") {
   const AreaRule relative{1, 1.5, 0.5, true};
   const Teacher teacher{make_area_scorer(relative), relative.describe(), 0, relative, {}};

@@ -37,6 +37,9 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
     weight("cpus_log") =
         -teacher.rule->cpus_weight(total_cpus) * std::log(std::max(2.0, static_cast<double>(total_cpus)));
     weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
+    // cpus_share = n / N and accel_share = k / K, the share term as the rule counts it.
+    weight("cpus_share") = -teacher.rule->c;
+    weight("accel_share") = -teacher.rule->c;
   } else {
     weights.clear();
   }

@@ -37,7 +37,8 @@ Result<Teacher> heuristic_teacher(const std::string& name);
 /// imitation of it; empty when no weighted sum does (WFP3's and UNICEP's products of features).
 /// - SJF: -limit_log, monotone in the requested time.
 /// - FCFS: +wait_log; at one instant, longer waits are earlier submits.
-/// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs. Exact but for requests
+/// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs, and cpus_share and
+///   accel_share as they are for the share term. Exact but for requests
 ///   under 10 s, which the rule counts as 10 s, and for log1p(r) where the rule takes ln r. The cpus_log weight of
 ///   a plain rule depends on the cluster's size; that of a cluster-relative rule does not.
 std::vector<double> linear_form(const Teacher& teacher, int total_cpus);

@@ -13,7 +13,7 @@ namespace {
 
 const double kRelativeCpus = std::log(1024.0);  ///< AreaRule::cluster_relative: the plain term on 1,024 CPUs
 constexpr std::string_view kRelative = "relative";
-constexpr std::string_view kGrammar = "area:A/B/G or area:A/B/G/relative";
+constexpr std::string_view kGrammar = "area:A/B/G[/C][/relative]";
 
 class AreaScorer final : public Scorer {
  public:
@@ -23,10 +23,14 @@ class AreaScorer final : public Scorer {
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& out) const override {
     const double b = rule_.cpus_weight(context.total_cpus);
+    const double cpus = std::max(context.total_cpus, 1);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const double r = std::max<double>(static_cast<double>(jobs[i].time_limit), 10.0);
       const double n = std::max(jobs[i].cpus, 1);
-      out[i] = -(rule_.a * std::log(r) + b * std::log(n)) +
+      // As the cpus_share and accel_share features count it.
+      double share = n / cpus;
+      if (context.total_accelerators > 0) share += jobs[i].accelerators / double(context.total_accelerators);
+      out[i] = -(rule_.a * std::log(r) + b * std::log(n) + rule_.c * share) +
                rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
     }
   }
@@ -43,12 +47,13 @@ double AreaRule::cpus_weight(int total_cpus) const {
 }
 
 std::string AreaRule::describe() const {
-  return fmt::format("-({} ln max(r,10) + {} ln n{}) + {} ln(1 + w/max(r,10))", a, b,
-                     cluster_relative ? " ln 1024 / ln N" : "", g);
+  return fmt::format("-({} ln max(r,10) + {} ln n{}{}) + {} ln(1 + w/max(r,10))", a, b,
+                     cluster_relative ? " ln 1024 / ln N" : "", c != 0 ? fmt::format(" + {} (n/N + k/K)", c) : "", g);
 }
 
 std::string AreaRule::spec() const {
-  return fmt::format("{}{}/{}/{}{}", kAreaRulePrefix, a, b, g, cluster_relative ? "/relative" : "");
+  return fmt::format("{}{}/{}/{}{}{}", kAreaRulePrefix, a, b, g, c != 0 ? fmt::format("/{}", c) : "",
+                     cluster_relative ? "/relative" : "");
 }
 
 bool is_area_rule_spec(std::string_view spec) {
@@ -60,12 +65,16 @@ Result<AreaRule> parse_area_rule(std::string_view spec) {
     return Status::InvalidInput(fmt::format("policy '{}': {} (expected {})", spec, what, kGrammar));
   };
   if (!is_area_rule_spec(spec)) return invalid(fmt::format("does not start with '{}'", kAreaRulePrefix));
-  const std::vector<std::string_view> parts = text::split(spec.substr(kAreaRulePrefix.size()), '/');
-  if (parts.size() != 3 && parts.size() != 4) return invalid(fmt::format("{} parts, not 3 or 4", parts.size()));
+  std::vector<std::string_view> parts = text::split(spec.substr(kAreaRulePrefix.size()), '/');
   AreaRule rule;
-  double* weights[] = {&rule.a, &rule.b, &rule.g};
-  const char* names[] = {"A", "B", "G"};
-  for (std::size_t k = 0; k < 3; ++k) {
+  if (parts.size() > 3 && parts.back() == kRelative) {
+    rule.cluster_relative = true;
+    parts.pop_back();
+  }
+  if (parts.size() != 3 && parts.size() != 4) return invalid(fmt::format("{} numbers, not 3 or 4", parts.size()));
+  double* weights[] = {&rule.a, &rule.b, &rule.g, &rule.c};
+  const char* names[] = {"A", "B", "G", "C"};
+  for (std::size_t k = 0; k < parts.size(); ++k) {
     const std::string_view part = parts[k];
     const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), *weights[k]);
     if (part.empty() || error != std::errc() || end != part.data() + part.size())
@@ -73,11 +82,8 @@ Result<AreaRule> parse_area_rule(std::string_view spec) {
     if (!std::isfinite(*weights[k]) || *weights[k] < 0)
       return invalid(fmt::format("{} = '{}' is not a finite number >= 0", names[k], part));
   }
-  if (rule.a == 0 && rule.b == 0) return invalid("A and B are both 0, so the rule would rank by ageing alone");
-  if (parts.size() == 4) {
-    if (parts[3] != kRelative) return invalid(fmt::format("'{}' where only '{}' may follow G", parts[3], kRelative));
-    rule.cluster_relative = true;
-  }
+  if (rule.a == 0 && rule.b == 0 && rule.c == 0)
+    return invalid("A, B and C are all 0, so the rule would rank by ageing alone");
   return rule;
 }
 
