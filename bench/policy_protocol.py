@@ -144,7 +144,9 @@ def ceiling_rules():
                     key = (round(a / total, 6), round(b / total, 6), round(c / total, 6)) if g == 0 else (a, b, c, g)
                     if key not in seen:
                         seen.add(key)
-                        rules.append(f"area:{a:g}/{b:g}/{g:g}/{c:g}/relative")
+                        # As the rule names itself (rlsched/area_rule.h: AreaRule::spec), C only when not 0.
+                        share = f"/{c:g}" if c else ""
+                        rules.append(f"area:{a:g}/{b:g}/{g:g}{share}/relative")
     return rules
 
 
@@ -161,12 +163,17 @@ def ceiling(args, judged, backfill, folder):
     workers = args.threads if args.threads > 0 else (os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         found = dict(pool.map(one, judged.items()))
+    return ceiling_report(list(judged), found, rules, backfill)
+
+
+def ceiling_report(names, found, rules, backfill):
+    """The ceiling's report lines from each workload's evaluate results (name -> results, in `names` order)."""
     # (bsld ratio, p99 ratio) of every rule to the best heuristic, per workload in --workloads order.
     ratios = {rule: [] for rule in rules}
     lines = [f"## Ceiling of one rule: {len(rules)} area rules, {backfill} backfill, chosen with hindsight", "",
              "| workload | best heuristic | best rule | its bsld / p99 ratio | rules that win (p99 included) |",
              "|---|---|---|---|---|"]
-    for name in judged:
+    for name in names:
         by_policy = {r["policy"]: r for r in found[name]}
         best = min((by_policy[h] for h in HEURISTICS), key=lambda r: r["avg_bsld"])
         for rule in rules:
@@ -186,8 +193,8 @@ def ceiling(args, judged, backfill, folder):
     everywhere = [rule for rule in rules if all(b < 1 and p <= 1 for b, p in ratios[rule])]
     lines += ["", f"Rules that beat the best heuristic on every workload, p99 included: **{len(everywhere)}**"
               + (f" ({', '.join(f'`{r}`' for r in everywhere)})" if everywhere else "") + ".", "",
-              "| rule | chosen by | " + " | ".join(judged) + " | geometric mean |",
-              "|---|---|" + "---|" * len(judged) + "---|"]
+              "| rule | chosen by | " + " | ".join(names) + " | geometric mean |",
+              "|---|---|" + "---|" * len(names) + "---|"]
     for label, rule in (("lowest worst ratio", min(rules, key=worst)), ("lowest geometric mean", min(rules, key=geo))):
         cells = " | ".join(f"{b:.2f} / {p:.2f}" for b, p in ratios[rule])
         lines.append(f"| `{rule}` | {label} | {cells} | {geo(rule):.2f} |")
