@@ -79,7 +79,8 @@ TEST_CASE("the multifactor scorer weights Slurm's normalised factors") {
 TEST_CASE("unknown scorer names are refused with the known ones listed") {
   auto scorer = make_scorer("lifo");
   REQUIRE_FALSE(scorer.ok());
-  CHECK(scorer.status().message() == "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor)");
+  CHECK(scorer.status().message() ==
+        "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C][/relative])");
   CHECK(scorer_names().size() == 6);
   for (const auto& name : scorer_names()) CHECK(make_scorer(name).ok());
 }
@@ -206,5 +207,5 @@ TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
     REQUIRE_FALSE(scorer.ok());
     CHECK_THAT(scorer.status().message(), Catch::Contains(reason));
   }
-  CHECK_THAT(make_scorer("areal").status().message(), Catch::Contains("area:A/B/G[/relative]"));
+  CHECK_THAT(make_scorer("areal").status().message(), Catch::Contains("area:A/B/G[/C][/relative]"));
 }

@@ -79,7 +79,7 @@ int run_simulate(const SimulateOptions& options) {
 
 CommandRunner setup_simulate(CLI::App& app) {
   auto options = std::make_shared<SimulateOptions>();
-  app.add_option("--policy", options->policy, "The policy to run (fcfs, sjf, wfp3, unicep, f1, multifactor)")
+  app.add_option("--policy", options->policy, "The policy to run (fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C][/relative])")
       ->type_name("NAME")
       ->required()
       ->check(policy_validator(/*list=*/false));

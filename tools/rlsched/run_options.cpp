@@ -123,7 +123,7 @@ CLI::Validator policy_validator(bool list) {
             continue;
           }
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/relative])", name,
+            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/C][/relative])", name,
                                fmt::join(known, ", "), kAreaRulePrefix);
         }
         return {};
