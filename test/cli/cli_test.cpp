@@ -327,6 +327,17 @@ TEST_CASE("unknown policies and bad option values are usage errors naming the ch
   CHECK(good_rule.exit_code == 0);
   CHECK(contains(good_rule.out, "\narea:1/1.5/0.25/relative "));
 
+  const Run tuned_bad = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,self-tuning:sjf+lifo"});
+  CHECK(tuned_bad.exit_code == 2);
+  CHECK(contains(tuned_bad.err, "policy 'self-tuning:sjf+lifo': unknown policy 'lifo'"));
+  const Run tuned_simulate = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "self-tuning"});
+  CHECK(tuned_simulate.exit_code == 2);  // it replays the run's own jobs: evaluate only
+  CHECK(contains(tuned_simulate.err, "unknown policy 'self-tuning'"));
+  const Run tuned = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,self-tuning:fcfs+sjf"});
+  CHECK(tuned.exit_code == 0);
+  CHECK(contains(tuned.out, "\nself-tuning "));
+  CHECK(contains(tuned.err, "self-tuning: chose "));
+
   const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
   CHECK(backfill.exit_code == 2);
   CHECK(contains(backfill.err, "unknown backfill 'maybe' (known: easy, slurm, none)"));

@@ -19,6 +19,7 @@
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
+#include "rlsched/sim/self_tuning.h"
 #include "run_options.h"
 #include "verdict.h"
 
@@ -40,6 +41,18 @@ void keep_recent(Inputs& inputs, double share) {
   inputs.workload.jobs = take_recent(inputs.workload, share).jobs;
   inputs.trace_label +=
       fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)", share * 100, inputs.workload.jobs.size());
+}
+
+/// What a self-tuning policy chose, on stderr (stdout may be --json's).
+void print_self_tuning(const sim::SelfTuningScorer& scorer, bool report) {
+  if (!report) return;
+  std::vector<std::size_t> times(scorer.candidates().size(), 0);
+  for (const auto& choice : scorer.choices()) ++times[choice.candidate];
+  fmt::print(stderr, "{}: chose {} times, switched {} times; in service:", scorer.name(), scorer.replays(),
+             scorer.choices().size() - 1);
+  for (std::size_t k = 0; k < times.size(); ++k)
+    if (times[k] > 0) fmt::print(stderr, " {} x{}", scorer.candidates()[k], times[k]);
+  fmt::print(stderr, "\n");
 }
 
 int run_evaluate(const EvaluateOptions& options) {
@@ -98,8 +111,30 @@ int run_evaluate(const EvaluateOptions& options) {
     evaluation.energy = energy;
     evaluation.sim.energy = energy;
     for (const std::string& name : names) {
-      auto scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
+      // A self-tuning policy replays the run's own ended jobs, so it needs the run's jobs, cluster and config,
+      // and to hear of every job's end.
+      sim::SelfTuningScorer* self_tuning = nullptr;
+      Result<std::unique_ptr<Scorer>> scorer = Status::Internal("unreachable");
+      if (sim::is_self_tuning_spec(name)) {
+        if (evaluation.protocol != sim::Protocol::kFull)
+          return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
+        auto settings = sim::parse_self_tuning(name, scorer_settings(*inputs));
+        if (!settings.ok()) return fail(settings.status());
+        auto made = sim::SelfTuningScorer::Make(inputs->cluster, inputs->workload.jobs, evaluation.sim,
+                                                std::move(*settings), scorer_settings(*inputs));
+        if (!made.ok()) return fail(made.status());
+        self_tuning = made->get();
+        scorer = std::unique_ptr<Scorer>(std::move(*made));
+      } else {
+        scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
+      }
       if (!scorer.ok()) return fail(scorer.status());
+      const auto observer = evaluation.sim.observer;
+      if (self_tuning != nullptr)
+        evaluation.sim.observer = [self_tuning, observer](const sim::ScheduleEvent& e) {
+          self_tuning->observe(e);
+          if (observer) observer(e);
+        };
       std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
       if (preemptions.size() > 1) label += fmt::format(" / {}", sim::to_string(preemption));
       if (energies.size() > 1) label += fmt::format(" / {}", energy::to_string(energy->rule));
@@ -111,7 +146,9 @@ int run_evaluate(const EvaluateOptions& options) {
         evaluation.progress = nullptr;
         return r;
       }();
+      evaluation.sim.observer = observer;
       if (!result.ok()) return fail(result.status());
+      if (self_tuning != nullptr) print_self_tuning(*self_tuning, report);
       results.push_back(std::move(*result));
     }
   }

@@ -8,6 +8,7 @@
 #include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/energy.h"
+#include "rlsched/sim/self_tuning.h"
 #include "text/text.h"
 
 namespace rlsched::cli {
@@ -118,13 +119,18 @@ CLI::Validator policy_validator(bool list) {
         if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
         for (const std::string& name : names) {
           if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
+          if (list && sim::is_self_tuning_spec(name)) {                   // evaluate's: it replays the run's own jobs
+            if (auto settings = sim::parse_self_tuning(name); !settings.ok()) return settings.status().message();
+            continue;
+          }
           if (is_area_rule_spec(name)) {
             if (auto rule = parse_area_rule(name); !rule.ok()) return rule.status().message();
             continue;
           }
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/C][/relative])", name,
-                               fmt::join(known, ", "), kAreaRulePrefix);
+            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/C][/relative]{})", name,
+                               fmt::join(known, ", "), kAreaRulePrefix,
+                               list ? fmt::format(", {}[:P1+P2+...]", sim::kSelfTuningName) : "");
         }
         return {};
       },
