@@ -48,6 +48,7 @@ TRACES = os.environ.get("RLSCHED_TRACES") or os.path.join(ROOT, "..", "shared", 
 CONFIG = os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml")
 SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
 HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
+SELF_TUNING = "self-tuning"
 # The shipped default was trained on the first 80% of these traces (policy_models/README.md).
 SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare"}
 # Generated training seeds; the judged families use seeds from --judged-seed up (default 1001) and are never trained
@@ -166,6 +167,19 @@ def ceiling(args, judged, backfill, folder):
     return ceiling_report(list(judged), found, rules, backfill)
 
 
+def self_tuning(args, judged, backfill, folder):
+    """(workload, evaluate results) with the self-tuning policy beside the heuristics, the workloads at once."""
+    def one(item):
+        name, spec = item
+        with open(os.path.join(folder, f"self-tuning-{name}-{backfill}.log"), "w") as log:
+            return name, evaluate(args, spec, HEURISTICS + [SELF_TUNING], backfill, folder,
+                                  f"self-tuning-{name}-{backfill}", log)["results"]
+
+    workers = args.threads if args.threads > 0 else (os.cpu_count() or 1)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, judged.items()))
+
+
 def ceiling_report(names, found, rules, backfill):
     """The ceiling's report lines from each workload's evaluate results (name -> results, in `names` order)."""
     # (bsld ratio, p99 ratio) of every rule to the best heuristic, per workload in --workloads order.
@@ -201,9 +215,13 @@ def ceiling_report(names, found, rules, backfill):
     return lines + [""]
 
 
+def judged_policy(name):
+    """Whether a result is the policy judged (a model, or the self-tuning policy) rather than a heuristic."""
+    return name.startswith("model:") or name.startswith(SELF_TUNING)
+
+
 def best_heuristic(results):
-    heuristics = [r for r in results if not r["policy"].startswith("model:")]
-    return min(heuristics, key=lambda r: r["avg_bsld"])
+    return min((r for r in results if r["policy"] in HEURISTICS), key=lambda r: r["avg_bsld"])
 
 
 def table(results, model_label):
@@ -211,7 +229,7 @@ def table(results, model_label):
             "|---|---|---|---|---|---|"]
     best = best_heuristic(results)
     for r in results:
-        name = model_label if r["policy"].startswith("model:") else r["policy"]
+        name = model_label if judged_policy(r["policy"]) else r["policy"]
         if r is best:
             name = f"**{name}** (best heuristic)"
         rows.append(f"| {name} | {r['avg_bsld']:.2f} | {r['avg_wait']:.0f} | {r['p99_wait']:.0f} | "
@@ -221,7 +239,7 @@ def table(results, model_label):
 
 def summary(results):
     """(model bsld / best heuristic bsld, model p99 / that heuristic's p99, best heuristic's name)."""
-    model = next(r for r in results if r["policy"].startswith("model:"))
+    model = next(r for r in results if judged_policy(r["policy"]))
     best = best_heuristic(results)
     ratio = model["avg_bsld"] / best["avg_bsld"] if best["avg_bsld"] > 0 else float("nan")
     p99 = model["p99_wait"] / best["p99_wait"] if best["p99_wait"] > 0 else float("nan")
@@ -251,8 +269,9 @@ def main():
     protocols = args.protocol.split(",")
     names = args.workloads.split(",")
     for proto in protocols:
-        if proto not in ("loo", "time-split", "default", "shipped", "ceiling"):
-            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling)")
+        if proto not in ("loo", "time-split", "default", "shipped", "ceiling", SELF_TUNING):
+            sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "
+                     f"{SELF_TUNING})")
 
     clash = [args.judged_seed + i for i, n in enumerate(names)
              if n.startswith("gen-") and args.judged_seed + i in GENERATED_TRAINING_SEEDS]
@@ -315,6 +334,14 @@ def main():
                     report += [f"### {name} left out, {backfill} backfill (trained {seconds / 60:.1f} min on the "
                                f"{len(sources)} others)", ""] + table(results, "model") + [""]
                     summaries.append(("loo", name, backfill, ratio, p99, best))
+
+        if SELF_TUNING in protocols:
+            report += ["## Self-tuning: no training; it chooses among its candidates on the site's own ended jobs", ""]
+            for backfill in args.backfill.split(","):
+                for name, results in self_tuning(args, judged, backfill, folder):
+                    ratio, p99, best = summary(results)
+                    report += [f"### {name}, {backfill} backfill", ""] + table(results, SELF_TUNING) + [""]
+                    summaries.append((SELF_TUNING, name, backfill, ratio, p99, best))
 
         if "ceiling" in protocols:
             for backfill in args.backfill.split(","):
