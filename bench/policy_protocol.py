@@ -6,10 +6,12 @@ rules of thumb on workloads it never saw?
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
+    python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
-Three protocols and one step that trains. Each protocol judges in the Slurm model with the configuration the
-plugins run (`--config slurm_conf_examples/rlsched.yaml`: multifactor with the example weights plus the policy's rank
-as site factor at score_scale), beside every heuristic of the same run:
+Three protocols, one step that trains, and two studies that judge no model (ceiling, self-tuning). Each judges in
+the Slurm model with the configuration the plugins run (`--config slurm_conf_examples/rlsched.yaml`: multifactor
+with the example weights plus the policy's rank as site factor at score_scale), beside every heuristic of the same
+run:
   loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
               evaluate on it with EASY backfill and with none;
   time-split  on each workload named, `rlsched train` with default options (it reads the first 80% by submit time:
@@ -23,6 +25,8 @@ as site factor at score_scale), beside every heuristic of the same run:
   ceiling     not a judgement of a model: every rule of the teacher's area family (`area:A/B/G/C/relative`, wider
               than the trainer's grid) on every workload, chosen with hindsight. If no one rule beats the best
               heuristic on every workload, no model that starts as one rule and stays near it can.
+  self-tuning not a model: the `self-tuning` policy (docs/cli.md), which trains nothing and re-chooses among
+              rules on each workload's own past as the run goes, beside the heuristics with each --backfill.
 The table of each workload gives average bounded slowdown, average / p99 / max wait and utilisation; a summary
 gives the model's average bounded slowdown over the best heuristic's (below 1.00 means the model wins) and its p99
 wait over that heuristic's.
@@ -336,7 +340,7 @@ def main():
                     summaries.append(("loo", name, backfill, ratio, p99, best))
 
         if SELF_TUNING in protocols:
-            report += ["## Self-tuning: no training; it chooses among its candidates on the site's own ended jobs", ""]
+            report += ["## Self-tuning: no training; it chooses among its candidates on the site's own past", ""]
             for backfill in args.backfill.split(","):
                 for name, results in self_tuning(args, judged, backfill, folder):
                     ratio, p99, best = summary(results)

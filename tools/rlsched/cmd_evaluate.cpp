@@ -111,8 +111,8 @@ int run_evaluate(const EvaluateOptions& options) {
     evaluation.energy = energy;
     evaluation.sim.energy = energy;
     for (const std::string& name : names) {
-      // A self-tuning policy replays the run's own ended jobs, so it needs the run's jobs, cluster and config,
-      // and to hear of every job's end.
+      // A self-tuning policy replays the run's own past, so it needs the run's jobs, cluster and config, and to
+      // hear of every job's start and end.
       sim::SelfTuningScorer* self_tuning = nullptr;
       Result<std::unique_ptr<Scorer>> scorer = Status::Internal("unreachable");
       if (sim::is_self_tuning_spec(name)) {
