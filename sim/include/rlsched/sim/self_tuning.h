@@ -57,18 +57,19 @@ class SelfTuningScorer final : public Scorer {
     std::size_t replayed = 0;
   };
 
-  /// `jobs` is the list the run simulates (ScheduleEvent::job indexes it), `config` its configuration (the replays
-  /// run with it, without its callbacks). All three must outlive the scorer.
+  /// `jobs` is the list the run simulates (ScheduleEvent::job indexes it), `config` its configuration (copied: the
+  /// replays run with it, without its callbacks). `cluster` and `jobs` must outlive the scorer.
   static Result<std::unique_ptr<SelfTuningScorer>> Make(const Cluster& cluster, const std::vector<Job>& jobs,
                                                         const SimConfig& config, SelfTuningSettings settings,
                                                         const ScorerSettings& scorers = {});
 
   std::string_view name() const override { return name_; }
-  /// Chooses again first when enough jobs ended since the last choice, then scores as the candidate in service.
+  /// Chooses again first when `every` more jobs became known since the last choice, then scores as the candidate in
+  /// service.
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores) const override;
 
-  /// For SimConfig::observer: counts each job's end.
+  /// For SimConfig::observer: records each job's start and end.
   void observe(const ScheduleEvent& event);
 
   /// The jobs a choice now replays: the last `window` of those submitted before the earliest job that has not
