@@ -193,7 +193,7 @@ def ceiling_report(names, found, rules, backfill):
              "|---|---|---|---|---|"]
     for name in names:
         by_policy = {r["policy"]: r for r in found[name]}
-        best = min((by_policy[h] for h in HEURISTICS), key=lambda r: r["avg_bsld"])
+        best = best_heuristic(found[name])
         for rule in rules:
             r = by_policy[rule]
             ratios[rule].append((r["avg_bsld"] / best["avg_bsld"], r["p99_wait"] / max(best["p99_wait"], 1.0)))

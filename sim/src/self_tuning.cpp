@@ -1,6 +1,7 @@
 #include "rlsched/sim/self_tuning.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -86,10 +87,10 @@ SelfTuningScorer::SelfTuningScorer(const Cluster& cluster, const std::vector<Job
   for (std::size_t j = 0; j < jobs.size(); ++j)
     known_[j] = make_request(cluster, topology, idle, jobs[j], 0).rejection.empty() ? kWaiting : kEnded;
   by_submit_.resize(jobs.size());
-  for (std::size_t j = 0; j < jobs.size(); ++j) by_submit_[j] = static_cast<int>(j);
+  std::iota(by_submit_.begin(), by_submit_.end(), 0);
   std::stable_sort(by_submit_.begin(), by_submit_.end(), [&](int a, int b) { return jobs[a].submit < jobs[b].submit; });
   choices_.push_back({0, 0, 0});
-  while (resolved_ < by_submit_.size() && known_[by_submit_[resolved_]] != kWaiting) ++resolved_;
+  advance();
 }
 
 void SelfTuningScorer::observe(const ScheduleEvent& event) {
@@ -99,6 +100,10 @@ void SelfTuningScorer::observe(const ScheduleEvent& event) {
   if (job >= known_.size()) return;
   known_[job] = std::max(known_[job], started ? kStarted : kEnded);
   if (started) started_at_[job] = event.time;
+  advance();
+}
+
+void SelfTuningScorer::advance() {
   while (resolved_ < by_submit_.size() && known_[by_submit_[resolved_]] != kWaiting) ++resolved_;
 }
 

@@ -33,7 +33,6 @@ Cluster one_node() {
 struct TunedRun {
   sim::SimResult result;
   std::vector<sim::SelfTuningScorer::Choice> choices;
-  std::vector<std::string> candidates;
 };
 
 TunedRun run_tuned(const Cluster& cluster, const std::vector<Job>& jobs, const std::string& spec, std::size_t warm_up,
@@ -52,7 +51,7 @@ TunedRun run_tuned(const Cluster& cluster, const std::vector<Job>& jobs, const s
   auto result = sim::simulate(cluster, jobs, tuned, config);
   INFO(result.status().message());
   REQUIRE(result.ok());
-  return {std::move(*result), tuned.choices(), tuned.candidates()};
+  return {std::move(*result), tuned.choices()};
 }
 
 TEST_CASE("a self-tuning policy switches to the candidate that served the site's recent jobs better",

@@ -88,6 +88,8 @@ class SelfTuningScorer final : public Scorer {
   SelfTuningScorer(const Cluster& cluster, const std::vector<Job>& jobs, const SimConfig& config,
                    SelfTuningSettings settings, std::vector<std::unique_ptr<Scorer>> scorers);
   void choose(Seconds now) const;
+  /// Moves resolved_ past every job that is no longer waiting.
+  void advance();
 
   const Cluster& cluster_;
   const std::vector<Job>& jobs_;
