@@ -31,6 +31,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -270,6 +271,7 @@ class Lab:
         self.pids: dict[str, int] = {}  # daemon name -> PID
         self._procs: dict[str, subprocess.Popen] = {}
         self.timings: dict[str, float] = {}  # start-up phase -> seconds
+        self.database_restarts = 0  # times MariaDB crashed during start() and was started afresh
         self.ports: dict[str, int] = {}
         self.started = False
 
@@ -515,8 +517,7 @@ class Lab:
         try:
             self._phase("files", self._make_files)
             self._phase("munged", self._start_munged)
-            self._phase("mariadb", self._start_mariadb)
-            self._phase("slurmdbd", self._start_slurmdbd)
+            self._start_database()
             self._phase("sacctmgr", self._setup_accounts)
             self._phase("slurmctld", self._start_slurmctld)
             self._phase("slurmd", self._start_slurmds)
@@ -526,6 +527,31 @@ class Lab:
         self.timings["total"] = time.monotonic() - t0
         self.started = True
         return self
+
+    def _start_database(self) -> None:
+        """MariaDB, then slurmdbd. MariaDB 10.11 has been seen to crash (signal 11 in Create_tmp_table's failure
+        path) under slurmdbd's first schema queries on a loaded machine. That is MariaDB's fault, not ours, so a
+        crash of mariadbd itself is reported on stderr and both are started once more on a fresh data folder. Any
+        other failure, and a second crash, raises as before."""
+        for attempt in (1, 2):
+            try:
+                self._phase("mariadb", self._start_mariadb)
+                self._phase("slurmdbd", self._start_slurmdbd)
+                return
+            except DaemonDied:
+                crashed = self._procs.get("mariadbd")
+                if attempt == 2 or crashed is None or crashed.poll() is None:
+                    raise
+                note = (f"lab {self.root}: mariadbd exited with status {crashed.returncode} while slurmdbd set up "
+                        f"its schema; starting MariaDB and slurmdbd once more on a fresh data folder\n"
+                        + self.log_tails("mariadbd", "slurmdbd", lines=8))
+                print(note, file=sys.stderr, flush=True)
+                self.database_restarts += 1
+                self._stop_daemon("slurmdbd")
+                self._stop_daemon("mariadbd")
+                if self.mariadb_log.exists():
+                    self.mariadb_log.replace(self.mariadb_log.with_name("err.crashed.log"))
+                shutil.rmtree(self.root / "mysql" / "data", ignore_errors=True)
 
     def _make_files(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)

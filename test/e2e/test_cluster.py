@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from lab import NODES, PARTITIONS, Lab, marked_pids, process_name
+from lab import CLUSTER_NAME, NODES, PARTITIONS, Lab, LabError, marked_pids, process_name
 
 REPO = Path(__file__).resolve().parents[2]
 # A real dump of Slurm 22.05 made with the command of docs/sacct.md (a copy of shared/samples/sacct-slurm22.05-lab.txt).
@@ -128,3 +128,49 @@ def test_teardown_leaves_no_process_behind() -> None:
     alive = {p: n for p, n in started.items() if Path(f"/proc/{p}").exists() and process_name(p) == n}
     assert not alive, f"still running after stop(): {alive}"
     assert not marked_pids(lab.marker)
+
+
+def crashing_mariadbd(lab: Lab, crashes: int) -> None:
+    """Puts a mariadbd in front of the real one that dies of SIGSEGV on its first `crashes` starts, as MariaDB
+    10.11 did once under slurmdbd's schema queries."""
+    real = lab.programs["mariadbd"]
+    lab.root.mkdir(parents=True, exist_ok=True)
+    count = lab.root / "mariadbd.starts"
+    wrapper = lab.root / "mariadbd-crashing"
+    wrapper.write_text(f"""#!/bin/sh
+n=$(cat {count} 2>/dev/null || echo 0)
+echo $((n + 1)) > {count}
+if [ "$n" -lt {crashes} ]; then kill -SEGV $$; fi
+exec {real} "$@"
+""")
+    wrapper.chmod(0o755)
+    lab.programs["mariadbd"] = str(wrapper)
+
+
+def test_a_mariadb_crash_at_start_up_is_survived_once_on_a_fresh_data_folder() -> None:
+    lab = Lab()
+    crashing_mariadbd(lab, crashes=1)
+    try:
+        lab.start()
+        assert lab.database_restarts == 1
+        assert (lab.root / "mariadbd.starts").read_text().strip() == "2"
+        assert lab.node_states() == {n.name: "idle" for n in NODES}
+        assert CLUSTER_NAME in lab.run("sacctmgr", "-n", "-P", "show", "cluster", "format=cluster").stdout.split()
+    finally:
+        lab.stop()
+
+
+def test_a_second_mariadb_crash_fails_the_start_and_leaves_nothing_running() -> None:
+    lab = Lab()
+    crashing_mariadbd(lab, crashes=2)
+    try:
+        try:
+            lab.start()
+        except LabError as e:
+            assert "mariadbd exited with status -11" in str(e), e
+        else:
+            raise AssertionError("start() succeeded although MariaDB crashed twice")
+        assert lab.database_restarts == 1
+        assert not marked_pids(lab.marker)
+    finally:
+        lab.stop()
