@@ -80,7 +80,7 @@ TEST_CASE("unknown scorer names are refused with the known ones listed") {
   auto scorer = make_scorer("lifo");
   REQUIRE_FALSE(scorer.ok());
   CHECK(scorer.status().message() ==
-        "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C][/relative])");
+        "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C[/F]][/relative])");
   CHECK(scorer_names().size() == 6);
   for (const auto& name : scorer_names()) CHECK(make_scorer(name).ok());
 }
@@ -141,6 +141,16 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
     CHECK(out[0] == Approx(-(std::log(3600.0) + 10 * (4.0 / 256 + 8.0 / 32))));
     CHECK(out[1] == Approx(-(std::log(60.0) + 10 * (64.0 / 256))));
   }
+  SECTION("the fair-share term: f F, F Slurm's fair-share factor") {
+    std::vector<PendingJob> shared = jobs;
+    shared[0].fairshare_factor = 0.9;
+    shared[1].fairshare_factor = 0.1;
+    auto s = scores_of("area:1/0/0/0/8", shared);
+    CHECK(s[0] == Approx(-std::log(3600.0) + 8 * 0.9));
+    CHECK(s[1] == Approx(-std::log(60.0) + 8 * 0.1));
+    CHECK(s[0] > s[1]);  // the user who used little goes first, although the other job is 60 times shorter
+    CHECK(scores_of("area:1/0/0", shared)[0] < scores_of("area:1/0/0", shared)[1]);
+  }
   SECTION("b = 0 and g = 0 ranks as SJF does") {
     auto area = scores_of("area:1/0/0", jobs);
     auto sjf = scores_of("sjf", jobs);
@@ -165,8 +175,9 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
     CHECK(make_area_scorer(AreaRule{1, 1, 0})->is_static());
   }
   SECTION("the spec a rule writes reads back as the same rule, and names its scorer") {
-    for (const AreaRule rule : {AreaRule{0.5, 1.5, 0.25, true}, AreaRule{2, 0, 1, false}, AreaRule{1, 0, 0.5, true, 10},
-                                AreaRule{0, 0, 0, false, 3}}) {
+    for (const AreaRule rule :
+         {AreaRule{0.5, 1.5, 0.25, true}, AreaRule{2, 0, 1, false}, AreaRule{1, 0, 0.5, true, 10},
+          AreaRule{0, 0, 0, false, 3}, AreaRule{1, 0, 0, true, 0, 8}, AreaRule{0.5, 1.5, 0, false, 3, 2}}) {
       const auto back = parse_area_rule(rule.spec());
       REQUIRE(back.ok());
       CHECK(back->a == rule.a);
@@ -174,19 +185,24 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
       CHECK(back->g == rule.g);
       CHECK(back->cluster_relative == rule.cluster_relative);
       CHECK(back->c == rule.c);
+      CHECK(back->f == rule.f);
       CHECK(make_area_scorer(rule)->name() == rule.spec());
     }
     CHECK(AreaRule{0.5, 1.5, 0.25, true}.spec() == "area:0.5/1.5/0.25/relative");
     CHECK(AreaRule{0.5, 1.5, 0.25, true, 10}.spec() == "area:0.5/1.5/0.25/10/relative");
+    CHECK(AreaRule{1, 0, 0, true, 0, 8}.spec() == "area:1/0/0/0/8/relative");
+    CHECK(AreaRule{1, 0, 0, false, 0, 8}.describe() == "-(1 ln max(r,10) + 0 ln n) + 0 ln(1 + w/max(r,10)) + 8 F");
   }
 }
 
 TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"area:1/x/0", "B = 'x' is not a number"},
-      {"area:1/2", "2 numbers, not 3 or 4"},
-      {"area:1/2/3/4/5", "5 numbers, not 3 or 4"},
-      {"area:1/2/3/4/5/relative", "5 numbers, not 3 or 4"},
+      {"area:1/2", "2 numbers, not 3 to 5"},
+      {"area:1/2/3/4/5/6", "6 numbers, not 3 to 5"},
+      {"area:1/2/3/4/5/6/relative", "6 numbers, not 3 to 5"},
+      {"area:1/2/0/3/-1", "F = '-1' is not a finite number >= 0"},
+      {"area:0/0/0/0/1", "A, B and C are all 0"},
       {"area:1/2/0/-3", "C = '-3' is not a finite number >= 0"},
       {"area:-1/1/0", "A = '-1' is not a finite number >= 0"},
       {"area:nan/1/0", "A = 'nan' is not a finite number >= 0"},
@@ -202,10 +218,10 @@ TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {
     REQUIRE_FALSE(rule.ok());
     CHECK_THAT(rule.status().message(), Catch::Contains("policy '" + spec + "'"));
     CHECK_THAT(rule.status().message(), Catch::Contains(reason));
-    CHECK_THAT(rule.status().message(), Catch::Contains("expected area:A/B/G[/C][/relative]"));
+    CHECK_THAT(rule.status().message(), Catch::Contains("expected area:A/B/G[/C[/F]][/relative]"));
     const auto scorer = make_scorer(spec);
     REQUIRE_FALSE(scorer.ok());
     CHECK_THAT(scorer.status().message(), Catch::Contains(reason));
   }
-  CHECK_THAT(make_scorer("areal").status().message(), Catch::Contains("area:A/B/G[/C][/relative]"));
+  CHECK_THAT(make_scorer("areal").status().message(), Catch::Contains("area:A/B/G[/C[/F]][/relative]"));
 }

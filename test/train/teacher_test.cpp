@@ -86,7 +86,7 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
   CHECK_FALSE(heuristic_teacher("largest").ok());
 }
 
-TEST_CASE("a rule with a share term is one weighted sum of the features, accelerators included") {
+TEST_CASE("a rule with a share or fair-share term is one weighted sum of the features, accelerators included") {
   ScoringContext context;
   context.total_cpus = 2048;
   context.total_nodes = 32;
@@ -96,7 +96,9 @@ TEST_CASE("a rule with a share term is one weighted sum of the features, acceler
     jobs[i].cpus = std::min(jobs[i].cpus, 2048);
     jobs[i].accelerators = static_cast<int>(i % 9);  // 0 to 8 of the 64
   }
-  for (const AreaRule rule : {AreaRule{1, 0.5, 0.25, true, 10}, AreaRule{0.5, 0, 0, false, 30}}) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i].fairshare_factor = static_cast<double>(i % 11) / 10;
+  for (const AreaRule rule :
+       {AreaRule{1, 0.5, 0.25, true, 10}, AreaRule{0.5, 0, 0, false, 30}, AreaRule{0.5, 1.5, 0, true, 3, 8}}) {
     INFO(rule.describe());
     const Teacher teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}};
     const std::vector<double> weights = linear_form(teacher, context.total_cpus);

@@ -2,6 +2,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "inputs.h"
 #include "outcomes_csv.h"
@@ -9,6 +11,7 @@
 #include "report_energy.h"
 #include "report_json.h"
 #include "report_table.h"
+#include "rlsched/area_rule.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/simulator.h"
@@ -79,7 +82,8 @@ int run_simulate(const SimulateOptions& options) {
 
 CommandRunner setup_simulate(CLI::App& app) {
   auto options = std::make_shared<SimulateOptions>();
-  app.add_option("--policy", options->policy, "The policy to run (fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C][/relative])")
+  app.add_option("--policy", options->policy,
+                 fmt::format("The policy to run (fcfs, sjf, wfp3, unicep, f1, multifactor, {})", kAreaRuleGrammar))
       ->type_name("NAME")
       ->required()
       ->check(policy_validator(/*list=*/false));

@@ -128,9 +128,8 @@ CLI::Validator policy_validator(bool list) {
             continue;
           }
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}A/B/G[/C][/relative]{})", name,
-                               fmt::join(known, ", "), kAreaRulePrefix,
-                               list ? fmt::format(", {}[:P1+P2+...]", sim::kSelfTuningName) : "");
+            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "),
+                               kAreaRuleGrammar, list ? fmt::format(", {}[:P1+P2+...]", sim::kSelfTuningName) : "");
         }
         return {};
       },

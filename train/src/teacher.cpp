@@ -40,6 +40,7 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
     // cpus_share = n / N and accel_share = k / K, the share term as the rule counts it.
     weight("cpus_share") = -teacher.rule->c;
     weight("accel_share") = -teacher.rule->c;
+    weight("fairshare_factor") = teacher.rule->f;  // the factor itself, [0, 1]
   } else {
     weights.clear();
   }

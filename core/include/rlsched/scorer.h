@@ -73,7 +73,8 @@ struct ScorerSettings {
   PriorityWeights multifactor = PriorityWeights::Typical();
 };
 
-/// Creates a scorer by name (case-sensitive) or area rule spec (`area:A/B/G[/C][/relative]`, rlsched/area_rule.h).
+/// Creates a scorer by name (case-sensitive) or area rule spec (`area:A/B/G[/C[/F]][/relative]`,
+/// rlsched/area_rule.h).
 /// \return InvalidInput listing the known names when unknown, or saying what is wrong in an area rule spec.
 Result<std::unique_ptr<Scorer>> make_scorer(std::string_view name, const ScorerSettings& settings = {});
 

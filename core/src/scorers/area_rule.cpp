@@ -13,7 +13,6 @@ namespace {
 
 const double kRelativeCpus = std::log(1024.0);  ///< AreaRule::cluster_relative: the plain term on 1,024 CPUs
 constexpr std::string_view kRelative = "relative";
-constexpr std::string_view kGrammar = "area:A/B/G[/C][/relative]";
 
 class AreaScorer final : public Scorer {
  public:
@@ -31,7 +30,8 @@ class AreaScorer final : public Scorer {
       double share = n / cpus;
       if (context.total_accelerators > 0) share += jobs[i].accelerators / double(context.total_accelerators);
       out[i] = -(rule_.a * std::log(r) + b * std::log(n) + rule_.c * share) +
-               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r);
+               rule_.g * std::log1p(static_cast<double>(std::max<Seconds>(jobs[i].wait, 0)) / r) +
+               rule_.f * jobs[i].fairshare_factor;
     }
   }
 
@@ -47,13 +47,16 @@ double AreaRule::cpus_weight(int total_cpus) const {
 }
 
 std::string AreaRule::describe() const {
-  return fmt::format("-({} ln max(r,10) + {} ln n{}{}) + {} ln(1 + w/max(r,10))", a, b,
-                     cluster_relative ? " ln 1024 / ln N" : "", c != 0 ? fmt::format(" + {} (n/N + k/K)", c) : "", g);
+  return fmt::format("-({} ln max(r,10) + {} ln n{}{}) + {} ln(1 + w/max(r,10)){}", a, b,
+                     cluster_relative ? " ln 1024 / ln N" : "", c != 0 ? fmt::format(" + {} (n/N + k/K)", c) : "", g,
+                     f != 0 ? fmt::format(" + {} F", f) : "");
 }
 
 std::string AreaRule::spec() const {
-  return fmt::format("{}{}/{}/{}{}{}", kAreaRulePrefix, a, b, g, c != 0 ? fmt::format("/{}", c) : "",
-                     cluster_relative ? "/relative" : "");
+  std::string weights = fmt::format("{}/{}/{}", a, b, g);
+  if (c != 0 || f != 0) weights += fmt::format("/{}", c);
+  if (f != 0) weights += fmt::format("/{}", f);
+  return fmt::format("{}{}{}", kAreaRulePrefix, weights, cluster_relative ? "/relative" : "");
 }
 
 bool is_area_rule_spec(std::string_view spec) {
@@ -62,7 +65,7 @@ bool is_area_rule_spec(std::string_view spec) {
 
 Result<AreaRule> parse_area_rule(std::string_view spec) {
   auto invalid = [&](const std::string& what) {
-    return Status::InvalidInput(fmt::format("policy '{}': {} (expected {})", spec, what, kGrammar));
+    return Status::InvalidInput(fmt::format("policy '{}': {} (expected {})", spec, what, kAreaRuleGrammar));
   };
   if (!is_area_rule_spec(spec)) return invalid(fmt::format("does not start with '{}'", kAreaRulePrefix));
   std::vector<std::string_view> parts = text::split(spec.substr(kAreaRulePrefix.size()), '/');
@@ -71,9 +74,9 @@ Result<AreaRule> parse_area_rule(std::string_view spec) {
     rule.cluster_relative = true;
     parts.pop_back();
   }
-  if (parts.size() != 3 && parts.size() != 4) return invalid(fmt::format("{} numbers, not 3 or 4", parts.size()));
-  double* weights[] = {&rule.a, &rule.b, &rule.g, &rule.c};
-  const char* names[] = {"A", "B", "G", "C"};
+  if (parts.size() < 3 || parts.size() > 5) return invalid(fmt::format("{} numbers, not 3 to 5", parts.size()));
+  double* weights[] = {&rule.a, &rule.b, &rule.g, &rule.c, &rule.f};
+  const char* names[] = {"A", "B", "G", "C", "F"};
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const std::string_view part = parts[k];
     const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), *weights[k]);

@@ -105,7 +105,7 @@ Result<std::unique_ptr<Scorer>> make_scorer(std::string_view name, const ScorerS
   std::string known;
   for (const auto& n : scorer_names()) known += (known.empty() ? "" : ", ") + n;
   return Status::InvalidInput("unknown policy '" + std::string(name) + "' (known: " + known + ", " +
-                              std::string(kAreaRulePrefix) + "A/B/G[/C][/relative])");
+                              std::string(kAreaRuleGrammar) + ")");
 }
 
 }  // namespace rlsched
