@@ -86,7 +86,7 @@ Result<AreaRule> parse_area_rule(std::string_view spec) {
       return invalid(fmt::format("{} = '{}' is not a finite number >= 0", names[k], part));
   }
   if (rule.a == 0 && rule.b == 0 && rule.c == 0)
-    return invalid("A, B and C are all 0, so the rule would rank by ageing alone");
+    return invalid("A, B and C are all 0, so the rule would not look at what a job asks for");
   return rule;
 }
 
