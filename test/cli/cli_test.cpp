@@ -502,12 +502,31 @@ TEST_CASE("simulate with random node failures requeues jobs") {
   CHECK(no_mtbf.exit_code == 2);
 }
 
+const std::string kGavel = kData + "/gavel";
+const std::string kGavelCluster = std::string(RLSCHED_SOURCE_DIR) + "/slurm_conf_examples/gavel-cluster.yaml";
+
+/// The test Gavel folder through the library as evaluate reads it with `--any-of pods.csv`: the derived workload,
+/// and the cluster with its measured speeds.
+std::pair<rlsched::io::GavelWorkload, Cluster> gavel_on_cluster() {
+  rlsched::io::GavelOptions g;
+  g.any_of_pods = kGavel + "/pods.csv";
+  auto derived = rlsched::io::read_gavel_workload(kGavel, g);
+  REQUIRE(derived.ok());
+  auto cluster = rlsched::io::read_cluster(kGavelCluster);
+  REQUIRE(cluster.ok());
+  for (auto& t : cluster->accelerator_types)
+    for (const auto& m : derived->types)
+      if (m.name == t.name) {
+        t.speed = m.speed;
+        t.class_speed = m.class_speed;
+      }
+  return {std::move(*derived), std::move(*cluster)};
+}
+
 TEST_CASE("evaluate --placement on a Gavel folder matches the library placement by placement") {
   TempDir dir;
   const std::string out = dir.file("placements.json");
-  const std::string gavel = kData + "/gavel", cluster_file = std::string(RLSCHED_SOURCE_DIR) +
-                                                             "/slurm_conf_examples/gavel-cluster.yaml";
-  const Run run = run_cli({"evaluate", "--trace", gavel, "--any-of", gavel + "/pods.csv", "--cluster", cluster_file,
+  const Run run = run_cli({"evaluate", "--trace", kGavel, "--any-of", kGavel + "/pods.csv", "--cluster", kGavelCluster,
                            "--load", "0.8", "--policies", "fcfs", "--placement", "first-fit,fastest,predictive",
                            "--placement-partitions", "k80,p100,v100", "--json", out});
   INFO(run.err);
@@ -518,41 +537,30 @@ TEST_CASE("evaluate --placement on a Gavel folder matches the library placement 
   CHECK(contains(run.out, "fcfs / first-fit"));
 
   // The same through the library: the derived workload, its measured speeds on the cluster, the load.
-  rlsched::io::GavelOptions g;
-  g.any_of_pods = gavel + "/pods.csv";
-  auto derived = rlsched::io::read_gavel_workload(gavel, g);
-  REQUIRE(derived.ok());
-  auto cluster = rlsched::io::read_cluster(cluster_file);
-  REQUIRE(cluster.ok());
-  for (auto& t : cluster->accelerator_types)
-    for (const auto& m : derived->types)
-      if (m.name == t.name) {
-        t.speed = m.speed;
-        t.class_speed = m.class_speed;
-      }
-  REQUIRE(rlsched::sim::scale_to_load(derived->workload.jobs, *cluster, 0.8).ok());
+  auto [derived, cluster] = gavel_on_cluster();
+  REQUIRE(rlsched::sim::scale_to_load(derived.workload.jobs, cluster, 0.8).ok());
   const json doc = json::parse(slurp(out));
   REQUIRE(doc.at("results").size() == 3);
   const char* names[] = {"first-fit", "fastest", "predictive"};
   for (std::size_t i = 0; i < 3; ++i) {
     EvaluationOptions options;
     options.sim.placement = {*rlsched::sim::parse_placement(names[i]), {"k80", "p100", "v100"}, 3600};
-    const PolicyResult want = evaluate(derived->workload, &*cluster, "fcfs", options);
+    const PolicyResult want = evaluate(derived.workload, &cluster, "fcfs", options);
     CHECK(doc["results"][i].at("placement") == names[i]);
     check_result(doc["results"][i], want);
   }
 
   // simulate --outcomes: each placed job's predicted wait beside its actual one, as the library predicted it.
   const std::string csv = dir.file("outcomes.csv");
-  const Run sim_run = run_cli({"simulate", "--trace", gavel, "--any-of", gavel + "/pods.csv", "--cluster", cluster_file,
-                               "--load", "0.8", "--policy", "fcfs", "--placement", "predictive",
+  const Run sim_run = run_cli({"simulate", "--trace", kGavel, "--any-of", kGavel + "/pods.csv", "--cluster",
+                               kGavelCluster, "--load", "0.8", "--policy", "fcfs", "--placement", "predictive",
                                "--placement-partitions", "k80,p100,v100", "--outcomes", csv});
   INFO(sim_run.err);
   REQUIRE(sim_run.exit_code == 0);
   EvaluationOptions options;
   options.sim.placement = {rlsched::sim::Placement::kPredictive, {"k80", "p100", "v100"}, 3600};
   options.keep_outcomes = true;
-  const PolicyResult want = evaluate(derived->workload, &*cluster, "fcfs", options);
+  const PolicyResult want = evaluate(derived.workload, &cluster, "fcfs", options);
   std::istringstream lines(slurp(csv));
   std::string line;
   REQUIRE(std::getline(lines, line));
@@ -572,6 +580,27 @@ TEST_CASE("evaluate --placement on a Gavel folder matches the library placement 
   }
   CHECK(row == want.outcomes.size());
   CHECK(predicted > 0);
+}
+
+TEST_CASE("evaluate --held-back scales the held-back jobs to --load, so that the jobs judged offer that load") {
+  TempDir dir;
+  const std::string out = dir.file("held-back.json");
+  const Run run = run_cli({"evaluate", "--trace", kGavel, "--any-of", kGavel + "/pods.csv", "--cluster", kGavelCluster,
+                           "--load", "0.8", "--held-back", "0.5", "--policies", "fcfs,sjf", "--json", out});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+
+  // The library: the last half by submit time, then its arrivals scaled to 0.8. Scaled first, the recent half of
+  // this folder would offer another load than the one asked for.
+  auto [derived, cluster] = gavel_on_cluster();
+  Workload recent = rlsched::take_recent(derived.workload, 0.5);
+  REQUIRE(rlsched::sim::scale_to_load(recent.jobs, cluster, 0.8).ok());
+  CHECK(rlsched::sim::offered_load(recent.jobs, cluster) == Approx(0.8).epsilon(0.01));
+  CHECK(contains(run.out, fmt::format("held back: the last 50% by submit time, {} jobs", recent.jobs.size())));
+  const json doc = json::parse(slurp(out));
+  REQUIRE(doc.at("results").size() == 2);
+  check_result(doc["results"][0], evaluate(recent, &cluster, "fcfs"));
+  check_result(doc["results"][1], evaluate(recent, &cluster, "sjf"));
 }
 
 TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts") {

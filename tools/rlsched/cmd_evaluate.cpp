@@ -36,13 +36,6 @@ struct EvaluateOptions {
   std::string report;     ///< folder for report.json, outcomes, figures and index.html; empty: none
 };
 
-/// Keeps the last `share` of the jobs in submit order: the part `rlsched train` never reads by default.
-void keep_recent(Inputs& inputs, double share) {
-  inputs.workload.jobs = take_recent(inputs.workload, share).jobs;
-  inputs.trace_label +=
-      fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)", share * 100, inputs.workload.jobs.size());
-}
-
 /// What a self-tuning policy chose, on stderr (stdout may be --json's).
 void print_self_tuning(const sim::SelfTuningScorer& scorer, bool report) {
   if (!report) return;
@@ -56,11 +49,10 @@ void print_self_tuning(const sim::SelfTuningScorer& scorer, bool report) {
 }
 
 int run_evaluate(const EvaluateOptions& options) {
-  auto inputs = load_inputs(options.run);
+  RunOptions run = options.run;
+  run.recent_share = options.held_back >= 0 ? options.held_back : options.candidate.empty() ? 1.0 : 0.2;
+  auto inputs = load_inputs(run);
   if (!inputs.ok()) return fail(inputs.status());
-  const double held_back = options.held_back >= 0 ? options.held_back : options.candidate.empty() ? 1.0 : 0.2;
-  if (held_back < 1.0) keep_recent(*inputs, held_back);
-  if (inputs->workload.jobs.empty()) return fail(Status::InvalidInput("--held-back leaves no job to evaluate on"));
   sim::EvaluationOptions evaluation = make_evaluation_options(options.run, *inputs);
   if (!options.report.empty()) {
     if (evaluation.protocol != sim::Protocol::kFull)
@@ -204,7 +196,7 @@ CommandRunner setup_evaluate(CLI::App& app) {
       ->needs(candidate);
   app.add_option("--held-back", options->held_back,
                  "Evaluate on the last SHARE of the trace's jobs by submit time (default 0.2 with --candidate: what "
-                 "rlsched train holds back; else 1, all)")
+                 "rlsched train holds back; else 1, all); --load then scales these jobs")
       ->type_name("SHARE")
       ->check(CLI::Range(0.0, 1.0).description(""));
   app.add_option("--report", options->report,

@@ -209,6 +209,13 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     Status status = imply_cluster(options, inputs);
     if (!status.ok()) return status;
   }
+  if (options.recent_share < 1.0) {
+    inputs.workload.jobs = take_recent(inputs.workload, options.recent_share).jobs;
+    if (inputs.workload.jobs.empty())
+      return Status::InvalidInput(fmt::format("a held-back share of {} leaves no job to run", options.recent_share));
+    inputs.trace_label += fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)",
+                                      options.recent_share * 100, inputs.workload.jobs.size());
+  }
   if (options.load > 0) {
     const double before = sim::offered_load(inputs.workload.jobs, inputs.cluster);
     auto factor = sim::scale_to_load(inputs.workload.jobs, inputs.cluster, options.load);

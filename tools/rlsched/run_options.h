@@ -23,6 +23,9 @@ struct RunOptions {
   std::string protocol = "full";
   bool strict = false;
   std::string jobs;                ///< "FIRST:COUNT" window of the trace's jobs (in file order); empty: all
+  /// The last share of the jobs by submit time that is run (evaluate --held-back); cut before --load scales them, so
+  /// that the jobs judged offer that load.
+  double recent_share = 1.0;
   double failures_mtbf_hours = 0;  ///< 0: no node failures
   double failures_mttr_hours = 1;
   std::uint64_t seed = 1;
