@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -278,6 +279,28 @@ TEST_CASE("training is reproducible for a seed, and a resumed run ends where an 
   CHECK((*a)->metadata().feature_names().size() < features::kFeatureCount);
   CHECK((*b)->metadata().feature_names() == (*a)->metadata().feature_names());
   CHECK((*b)->metadata().weights_sha256 == (*a)->metadata().weights_sha256);
+}
+
+// --time-budget counts from the command's start (TrainConfig::started), reading included: a budget already spent
+// when training could begin runs no epoch, and the model is the teacher it started as.
+TEST_CASE("the time budget counts from the command's start, and no epoch starts past it") {
+  TrainConfig c = short_run(3);
+  c.output = std::string(P_tmpdir) + "/rlsched_budget.pt";
+  c.time_budget_seconds = 60;
+  c.started = std::chrono::steady_clock::now() - std::chrono::minutes(5);  // a long read before training
+  auto spent = train_policy(c);
+  INFO(spent.status().message());
+  REQUIRE(spent.ok());
+  CHECK(spent->epochs_run == 0);
+  CHECK(spent->stopped_early);
+  CHECK(spent->seconds >= 300);  // the card's wall time is the command's
+  CHECK(spent->best_validation_cost_ratio == spent->initial_validation_cost_ratio);
+  CHECK(policy::load_model(c.output).ok());
+
+  c.time_budget_seconds = 1e6;  // ample: every epoch runs
+  auto ample = train_policy(c);
+  REQUIRE(ample.ok());
+  CHECK(ample->epochs_run == 3);
 }
 
 // --init-model: PPO goes on from an existing model. With no epochs the saved model is the starting one, weight for

@@ -1,4 +1,5 @@
 // `rlsched train`: PPO training of a ranking policy in the simulator; writes a TorchScript model and its card.
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@ struct TrainOptions {
 
 int run_train(TrainOptions& options) {
   train::TrainConfig& config = options.config;
+  config.started = std::chrono::steady_clock::now();  // --time-budget counts reading the traces too
   auto backfill = sim::parse_backfill(options.backfill);
   if (!backfill.ok()) return fail(backfill.status());
   config.backfill = *backfill;
@@ -239,7 +241,9 @@ CommandRunner setup_train(CLI::App& app) {
       ->check(CLI::Range(0.0, 0.5))
       ->type_name("SHARE")
       ->capture_default_str();
-  app.add_option("--time-budget", options->time_budget_minutes, "Stop after this many minutes (0: no limit)")
+  app.add_option("--time-budget", options->time_budget_minutes,
+                 "Wall-clock minutes for the whole command, reading the traces included: no epoch starts that "
+                 "would end past them, judged by the slowest epoch so far (0: no limit)")
       ->type_name("MINUTES");
   app.add_option("--stop-after", c.stop_after, "Run only this many epochs now (go on later with --resume)");
   app.add_option("--checkpoint", c.checkpoint, "Checkpoint file, rewritten at every validation")->type_name("FILE");

@@ -136,7 +136,8 @@ class Trainer {
   }
 
   Result<TrainResult> run(const std::function<void(const TrainProgress&)>& progress) {
-    const auto begin = Clock::now();
+    const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - config_.started).count(); };
+    const double budget = config_.time_budget_seconds;
     TrainResult result;
     int first_epoch = 0;
     if (!config_.resume.empty()) {
@@ -170,7 +171,10 @@ class Trainer {
     p.best_validation = best_;
     p.validation_cost_ratio = best_;
     int epoch = first_epoch;
-    for (; epoch < config_.epochs; ++epoch) {
+    double slowest_epoch = 0;  // the next epoch is not started when one as slow would end past the budget
+    bool out_of_time = budget > 0 && elapsed() >= budget;  // the warm start took it all: the model is the teacher
+    for (; epoch < config_.epochs && !out_of_time; ++epoch) {
+      const double epoch_start = elapsed();
       // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
       const double progress_share = static_cast<double>(epoch) / std::max(config_.epochs, 1);
       for (auto& group : optimizer_.param_groups())
@@ -199,7 +203,8 @@ class Trainer {
         }
       }
       p.epoch = epoch + 1;
-      p.elapsed_seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+      p.elapsed_seconds = elapsed();
+      slowest_epoch = std::max(slowest_epoch, p.elapsed_seconds - epoch_start);
       result.curve.push_back(p);
       if (progress) progress(p);
       if (config_.patience > 0 && stale_ >= config_.patience) {
@@ -208,7 +213,8 @@ class Trainer {
         break;
       }
       const bool chunk_done = config_.stop_after > 0 && epoch + 1 - first_epoch >= config_.stop_after;
-      if (chunk_done || (config_.time_budget_seconds > 0 && p.elapsed_seconds >= config_.time_budget_seconds)) {
+      out_of_time = budget > 0 && p.elapsed_seconds + slowest_epoch > budget;
+      if (chunk_done || out_of_time) {
         if (!config_.checkpoint.empty()) {  // so that --resume goes on exactly from here
           Status s = save_checkpoint(config_.checkpoint, epoch + 1);
           if (!s.ok()) return s;
@@ -218,6 +224,11 @@ class Trainer {
         break;
       }
     }
+    if (epoch == first_epoch && out_of_time) {
+      result.stopped_early = true;
+      if (!config_.checkpoint.empty())
+        if (Status s = save_checkpoint(config_.checkpoint, epoch); !s.ok()) return s;
+    }
     restore(best_state_);
     result.epochs_run = epoch;
     result.best_validation_cost_ratio = best_;
@@ -225,7 +236,7 @@ class Trainer {
       result.initial_training_cost_ratio = initial_training_;
       result.training_cost_ratio = best_training_;
     }
-    result.seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    result.seconds = elapsed();
     result.model_path = config_.output;
     if (!config_.output.empty()) {
       ExportInfo info{config_, traces_, result, validation_table()};
@@ -794,6 +805,7 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
     return Status::InvalidInput(fmt::format("min improvement {} is not a share in [0, 1)", config.min_improvement));
   std::optional<InitialPolicy> initial;
   TrainConfig run_config = config;
+  if (run_config.started == Clock::time_point{}) run_config.started = Clock::now();
   if (!config.init_model.empty()) {
     auto read = read_initial_policy(config.init_model);
     if (!read.ok()) return read.status();

@@ -14,6 +14,7 @@
 // trace.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -131,7 +132,12 @@ struct TrainConfig {
   /// checkpoint 0.06% better than the starting rule replaced it, and on the held-back 20% had 1.47 times the rule's
   /// slowdown (policy_models/README.md).
   double min_improvement = 0.01;
-  double time_budget_seconds = 0;  ///< stop after this long (0 = no limit)
+  /// The wall-clock budget (0 = no limit), counted from `started`. No epoch starts that the slowest epoch so far
+  /// says would end past it: the last one, with a validation and the training-part check, ran the time split on
+  /// Gavel to 10.6 minutes in a budget of 10. Reading the traces and the teacher search run whole.
+  double time_budget_seconds = 0;
+  /// When the budget started: the command's start, so that reading the traces counts. Default: train_policy's call.
+  std::chrono::steady_clock::time_point started{};
   int stop_after = 0;              ///< run at most this many epochs in this invocation (0 = to the end); with
                                    ///< a checkpoint, training can go on later with resume
   std::string checkpoint;          ///< path written every eval; empty = none
