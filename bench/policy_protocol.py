@@ -357,7 +357,9 @@ def main():
             # is, as a site's history would be.
             for name, spec in judged.items():
                 model, seconds = train(args, f"split-{name}", [spec], folder, log)
-                heldback = dict(spec, eval_jobs=None)
+                # Judged as training read it: a site's next jobs as they came (Gavel's own arrivals, any type), not
+                # the load and type constraints the other protocols put on its first jobs.
+                heldback = {key: spec[key] for key in ("trace", "cluster") if key in spec}
                 doc = evaluate(args, heldback, HEURISTICS, "easy", folder, f"split-{name}", log,
                                extra=["--candidate", model])
                 results = doc["results"]
