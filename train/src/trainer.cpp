@@ -172,7 +172,7 @@ class Trainer {
     p.validation_cost_ratio = best_;
     int epoch = first_epoch;
     double slowest_epoch = 0;  // the next epoch is not started when one as slow would end past the budget
-    bool out_of_time = budget > 0 && elapsed() >= budget;  // the warm start took it all: the model is the teacher
+    bool out_of_time = budget > 0 && elapsed() >= budget;  // the warm start took it all: the model stays as it left it
     for (; epoch < config_.epochs && !out_of_time; ++epoch) {
       const double epoch_start = elapsed();
       // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
