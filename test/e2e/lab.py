@@ -25,6 +25,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import random
 import re
 import secrets
 import shutil
@@ -128,11 +129,40 @@ def require_programs() -> dict[str, str]:
     return {n: str(p) for n, p in found.items()}
 
 
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_LAB_PORT = 10000  # below it sit well-known services; the lab keeps out of their way
+
+
+def ephemeral_ports() -> range:
+    """The ports the kernel hands to outgoing connections (Linux's default range if the file cannot be read)."""
+    try:
+        low, high = (int(v) for v in EPHEMERAL_RANGE_FILE.read_text().split())
+        return range(low, high + 1)
+    except (OSError, ValueError):
+        return range(32768, 61000)
+
+
 def free_port() -> int:
-    """A TCP port nobody listens on now, on any address (Slurm daemons bind the wildcard address)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+    """A TCP port nobody listens on now, on any address (Slurm daemons bind the wildcard address), chosen outside
+    the ephemeral range. A port from that range, free when chosen, can be taken by any client's connect() before
+    the daemon binds it: slurmd then exits with "Unable to bind listen port (N): Address already in use". That
+    happened in CI, when sacctmgr's and MariaDB's clients connected between the choice and slurmd's start."""
+    ephemeral = ephemeral_ports()
+    candidates = [p for p in (*range(LOWEST_LAB_PORT, max(LOWEST_LAB_PORT, ephemeral.start)),
+                              *range(max(LOWEST_LAB_PORT, ephemeral.stop), 65536))]
+    if not candidates:
+        raise LabError(f"no TCP port from {LOWEST_LAB_PORT} up lies outside the ephemeral range "
+                       f"{ephemeral.start}-{ephemeral.stop - 1} ({EPHEMERAL_RANGE_FILE})")
+    chooser = random.SystemRandom()
+    for _ in range(200):
+        port = chooser.choice(candidates)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+            return port
+    raise LabError("200 random TCP ports outside the ephemeral range were all in use")
 
 
 def tail(path: Path | str, lines: int = 30) -> str:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import csv
 import json
+import socket
 import subprocess
 import time
 from pathlib import Path
 
-from lab import CLUSTER_NAME, NODES, PARTITIONS, Lab, LabError, marked_pids, process_name
+from lab import (CLUSTER_NAME, NODES, PARTITIONS, Lab, LabError, ephemeral_ports, free_port, marked_pids,
+                 process_name)
 
 REPO = Path(__file__).resolve().parents[2]
 # A real dump of Slurm 22.05 made with the command of docs/sacct.md (a copy of shared/samples/sacct-slurm22.05-lab.txt).
@@ -20,6 +22,17 @@ SAMPLE = REPO / "test/data/sacct/slurm22.05-lab.txt"
 # The header of `sacct -P --format=...` with the field list of docs/sacct.md.
 SACCT_HEADER = ("JobIDRaw|JobID|JobName|User|Account|Partition|QOS|Submit|Eligible|Start|End|Elapsed|TimelimitRaw|"
                 "ReqTRES|AllocTRES|NNodes|NCPUS|State|ExitCode|Reason|Flags|Priority|ReqMem|NodeList")
+
+
+def test_lab_ports_lie_outside_the_ephemeral_range_and_can_be_bound() -> None:
+    """A daemon's port must not be one the kernel may give a client's connect() before the daemon binds it."""
+    ephemeral = ephemeral_ports()
+    ports = [free_port() for _ in range(50)]
+    assert not [p for p in ports if p in ephemeral], ports
+    for port in ports[:5]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("", port))
+    assert len(set(ports)) > 1, "free_port always gives the same port"
 
 
 def test_cluster_comes_up_with_three_idle_nodes(lab: Lab) -> None:
