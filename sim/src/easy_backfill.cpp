@@ -10,6 +10,7 @@ namespace rlsched::sim {
 
 void SlurmSim::backfill(Seconds now) {
   ++counters_.backfill_passes;
+  no_fit_.clear();
   for (int job : top_blocked_) {
     if (job < 0) continue;
     bool seen = false;

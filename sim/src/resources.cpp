@@ -180,6 +180,39 @@ bool find_allocation(const Topology& topo, const FreeState& free, const FreeStat
   return false;
 }
 
+NoFitMemo::Entry NoFitMemo::entry(int partition, const FreeState* bound, const Demand& demand) {
+  const bool spread = demand.nodes == 0;
+  return Entry{bound,
+               partition,
+               demand.type,
+               demand.nodes,
+               spread ? demand.cpus : demand.cpus_per_node,
+               demand.mem_per_node,
+               demand.type >= 0 ? demand.accel_per_node : 0};
+}
+
+bool NoFitMemo::covers(const Entry& failed, const Entry& e) {
+  // A spread demand and a per-node one are placed by different walks: neither bounds the other.
+  if (failed.bound != e.bound || failed.partition != e.partition || failed.type != e.type ||
+      (failed.nodes == 0) != (e.nodes == 0))
+    return false;
+  return e.nodes >= failed.nodes && e.cpus >= failed.cpus && e.mem >= failed.mem && e.accel >= failed.accel;
+}
+
+bool NoFitMemo::known(int partition, const FreeState* bound, const Demand& demand) const {
+  const Entry e = entry(partition, bound, demand);
+  for (const Entry& f : failed_)
+    if (covers(f, e)) return true;
+  return false;
+}
+
+void NoFitMemo::add(int partition, const FreeState* bound, const Demand& demand) {
+  const Entry e = entry(partition, bound, demand);
+  failed_.erase(std::remove_if(failed_.begin(), failed_.end(), [&](const Entry& f) { return covers(e, f); }),
+                failed_.end());
+  failed_.push_back(e);
+}
+
 int free_cpus(const Topology& topo, const FreeState& free, int partition) {
   int total = 0;
   for (int n : topo.partition_nodes[partition])

@@ -68,6 +68,34 @@ struct FreeState {
 bool find_allocation(const Topology& topology, const FreeState& free, const FreeState* bound, int partition,
                      const Demand& demand, Allocation& out);
 
+/// Demands that found no allocation in one state of `free` and the bounds. find_allocation is monotone: a demand at
+/// least as large in every dimension (nodes, CPUs, memory and accelerators per node, on the same partition, type and
+/// bound) cannot fit where a smaller one did not. So in a backfill pass, where hundreds of pending jobs often ask
+/// for the same few shapes (Gavel's GPU jobs), most tests end here instead of in a walk over the partition's nodes.
+/// The owner clears it whenever `free` or a bound changes.
+class NoFitMemo {
+ public:
+  void clear() { failed_.clear(); }
+  /// Whether `demand` is known not to fit: a demand it dominates failed since the last clear().
+  bool known(int partition, const FreeState* bound, const Demand& demand) const;
+  /// Records that `demand` found no allocation.
+  void add(int partition, const FreeState* bound, const Demand& demand);
+
+ private:
+  struct Entry {
+    const FreeState* bound;
+    int partition;
+    int type;
+    int nodes;  ///< 0: CPUs spread over nodes (cpus is the total), else cpus is per node
+    int cpus;
+    std::int64_t mem;
+    int accel;
+  };
+  static Entry entry(int partition, const FreeState* bound, const Demand& demand);
+  static bool covers(const Entry& failed, const Entry& e);  ///< e is at least as large as failed
+  std::vector<Entry> failed_;
+};
+
 /// Free CPUs on up nodes of a partition.
 int free_cpus(const Topology& topology, const FreeState& free, int partition);
 

@@ -437,6 +437,7 @@ bool SlurmSim::schedule_arrivals_only(Seconds now) {
   }
   if (config_.backfill == Backfill::kEasy) {
     ++counters_.backfill_passes;
+    no_fit_.clear();
     for (int job : new_arrivals_)
       if (state_[job].phase == Phase::kPending) backfill_one(job, now);
   }
@@ -460,7 +461,11 @@ bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* 
     if (type >= 0 && partition_free_accel_[p][type] < j.accel.count) continue;
     const Demand d = make_demand(topology_, j, p, type);
     if (type >= 0 && d.nodes == 0) continue;
-    if (!find_allocation(topology_, free_, bound, p, d, scratch_)) continue;
+    if (reservations != nullptr && no_fit_.known(p, bound, d)) continue;
+    if (!find_allocation(topology_, free_, bound, p, d, scratch_)) {
+      if (reservations != nullptr) no_fit_.add(p, bound, d);
+      continue;
+    }
     if (reservations != nullptr) {
       // Backfill: a job still running at a reservation's start may use only what that reservation leaves over.
       bool delays_none = true;
@@ -783,11 +788,13 @@ bool SlurmSim::in_partition(int node, int p) const {
 }
 
 void SlurmSim::take(const Allocation& allocation) {
+  no_fit_.clear();
   free_.take(allocation);
   adjust_aggregates(allocation, -1);
 }
 
 void SlurmSim::give(const Allocation& allocation) {
+  no_fit_.clear();
   free_.give(allocation);
   adjust_aggregates(allocation, +1);
 }
@@ -809,6 +816,7 @@ void SlurmSim::adjust_aggregates(const Allocation& allocation, int sign) {
 
 void SlurmSim::set_node_up(int node, bool up) {
   if (static_cast<bool>(free_.up[node]) == up) return;
+  no_fit_.clear();
   const int sign = up ? +1 : -1;
   if (up) free_.up[node] = 1;
   nodes_down_ -= sign;

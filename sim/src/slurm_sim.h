@@ -305,6 +305,9 @@ class SlurmSim {
   Allocation scratch_;
   std::vector<int> top_blocked_;  // per partition: its highest-priority job that could not start, -1 if none
   std::vector<Reservation> reservations_;
+  // EASY backfill's demands that did not fit within reservations_ on free_; cleared when either changes (take,
+  // give, a node going up or down, a new backfill pass).
+  NoFitMemo no_fit_;
   FragmentationMeter fragmentation_;
   FreeState main_mask_;  // the main pass's nodes left (unlimited) and removed (nothing); used once masking_
   bool masking_ = false;
