@@ -148,8 +148,8 @@ def free_port() -> int:
     the daemon binds it: slurmd then exits with "Unable to bind listen port (N): Address already in use". That
     happened in CI, when sacctmgr's and MariaDB's clients connected between the choice and slurmd's start."""
     ephemeral = ephemeral_ports()
-    candidates = [p for p in (*range(LOWEST_LAB_PORT, max(LOWEST_LAB_PORT, ephemeral.start)),
-                              *range(max(LOWEST_LAB_PORT, ephemeral.stop), 65536))]
+    candidates = [*range(LOWEST_LAB_PORT, max(LOWEST_LAB_PORT, ephemeral.start)),
+                  *range(max(LOWEST_LAB_PORT, ephemeral.stop), 65536)]
     if not candidates:
         raise LabError(f"no TCP port from {LOWEST_LAB_PORT} up lies outside the ephemeral range "
                        f"{ephemeral.start}-{ephemeral.stop - 1} ({EPHEMERAL_RANGE_FILE})")
