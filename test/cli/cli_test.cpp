@@ -514,12 +514,7 @@ std::pair<rlsched::io::GavelWorkload, Cluster> gavel_on_cluster() {
   REQUIRE(derived.ok());
   auto cluster = rlsched::io::read_cluster(kGavelCluster);
   REQUIRE(cluster.ok());
-  for (auto& t : cluster->accelerator_types)
-    for (const auto& m : derived->types)
-      if (m.name == t.name) {
-        t.speed = m.speed;
-        t.class_speed = m.class_speed;
-      }
+  REQUIRE(rlsched::io::use_measured_speeds(derived->types, *cluster, kGavelCluster).ok());
   return {std::move(*derived), std::move(*cluster)};
 }
 

@@ -1,6 +1,7 @@
 // The Gavel-derived heterogeneous workload (rlsched/io/gavel_workload.h), on a small fixture and on the real
 // Gavel folder in ../shared/traces.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -86,6 +87,41 @@ TEST_CASE("Gavel folders that cannot be read say what is wrong", "[io][gavel]") 
   auto s = read_gavel_workload(kGavelData, strict);
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.status().message(), Catch::Contains("vc1.trace:5: expected 7 tab-separated fields"));
+}
+
+TEST_CASE("a cluster takes the measured speeds of its k80, p100 and v100, and only of those", "[io][gavel]") {
+  auto g = read_gavel_workload(kGavelData);
+  REQUIRE(g.ok());
+  auto type = [](const std::string& name, const std::string& gres, double speed) {
+    AcceleratorType t;
+    t.name = name;
+    t.gres = gres;
+    t.speed = speed;
+    return t;
+  };
+  Cluster cluster;
+  cluster.accelerator_types = {type("v100", "npu", 5.0), type("h200", "gpu", 30.0), type("k80", "gpu", 1.0),
+                               type("p100", "gpu", 2.0), type("v100", "gpu", 7.0)};
+  REQUIRE(use_measured_speeds(g->types, cluster, "c.yaml").ok());
+  const AcceleratorType& v100 = cluster.accelerator_types[4];
+  CHECK(v100.speed == Approx(std::pow(8.0 * 2.5 * 10.0 * 2.0, 0.25)));
+  CHECK(v100.class_speed.at("ResNet-18 (batch size 64) x1") == Approx(8.0));
+  CHECK(cluster.accelerator_types[2].class_speed.at("LM (batch size 5) x1") == Approx(1.0));
+  // A type Gavel did not measure, and a v100 of another GRES, keep what the cluster file gave them.
+  CHECK(cluster.accelerator_types[1].speed == 30.0);
+  CHECK(cluster.accelerator_types[1].class_speed.empty());
+  CHECK(cluster.accelerator_types[0].speed == 5.0);
+  CHECK(cluster.accelerator_types[0].class_speed.empty());
+
+  // Without a p100 the workload cannot run there: the error names the file and the type, and nothing changes.
+  Cluster no_p100;
+  no_p100.accelerator_types = {type("k80", "gpu", 1.0), type("v100", "gpu", 7.0)};
+  const Status s = use_measured_speeds(g->types, no_p100, "c.yaml");
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("c.yaml: cluster has no accelerator type gpu:p100"));
+  CHECK(no_p100.accelerator_types[0].speed == 1.0);
+  CHECK(no_p100.accelerator_types[0].class_speed.empty());
+  CHECK(no_p100.accelerator_types[1].speed == 7.0);
 }
 
 TEST_CASE("the real Gavel folder: 15,264 jobs of 80 classes", "[io][gavel]") {

@@ -49,20 +49,7 @@ Result<Workload> load_gavel(const RunOptions& options, const io::ReadOptions& re
   gavel.read = read;
   auto derived = io::read_gavel_workload(options.trace, gavel);
   if (!derived.ok()) return derived.status();
-  for (const AcceleratorType& measured : derived->types) {
-    bool found = false;
-    for (AcceleratorType& t : inputs.cluster.accelerator_types)
-      if (t.name == measured.name && t.gres == measured.gres) {
-        t.speed = measured.speed;
-        t.class_speed = measured.class_speed;
-        found = true;
-      }
-    if (!found)
-      return Status::InvalidInput(
-          fmt::format("{}: cluster has no accelerator type {}:{} (a Gavel workload runs on "
-                      "gpu:k80, gpu:p100 and gpu:v100)",
-                      options.cluster, measured.gres, measured.name));
-  }
+  if (Status s = io::use_measured_speeds(derived->types, inputs.cluster, options.cluster); !s.ok()) return s;
   std::set<std::string> classes;
   for (const AcceleratorType& t : derived->types)
     for (const auto& [name, speed] : t.class_speed) classes.insert(name);

@@ -261,4 +261,23 @@ Result<GavelWorkload> read_gavel_workload(const std::string& dir, const GavelOpt
   return out;
 }
 
+Status use_measured_speeds(const std::vector<AcceleratorType>& measured, Cluster& cluster,
+                           const std::string& cluster_source) {
+  std::vector<AcceleratorType*> targets;
+  for (const AcceleratorType& m : measured) {
+    auto it = std::find_if(cluster.accelerator_types.begin(), cluster.accelerator_types.end(),
+                           [&m](const AcceleratorType& t) { return t.name == m.name && t.gres == m.gres; });
+    if (it == cluster.accelerator_types.end())
+      return Status::InvalidInput(fmt::format(
+          "{}: cluster has no accelerator type {}:{} (a Gavel workload runs on gpu:k80, gpu:p100 and gpu:v100)",
+          cluster_source, m.gres, m.name));
+    targets.push_back(&*it);
+  }
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    targets[i]->speed = measured[i].speed;
+    targets[i]->class_speed = measured[i].class_speed;
+  }
+  return Status::Ok();
+}
+
 }  // namespace rlsched::io

@@ -44,4 +44,10 @@ struct GavelWorkload {
 ///  - submit: the trace's arrival time (all VC traces merged), user and account: the VC (trace file name).
 Result<GavelWorkload> read_gavel_workload(const std::string& dir, const GavelOptions& options = {});
 
+/// Gives `cluster`'s k80, p100 and v100 (GRES gpu) the speeds Gavel measured (`GavelWorkload::types`), in place of
+/// the speeds its file gives them. A cluster without one of them cannot run the workload: InvalidInput naming
+/// `cluster_source` and the type, and the cluster is left as it was.
+Status use_measured_speeds(const std::vector<AcceleratorType>& measured, Cluster& cluster,
+                           const std::string& cluster_source);
+
 }  // namespace rlsched::io
