@@ -457,13 +457,14 @@ bool SlurmSim::try_start(int job, int p, Seconds now, std::vector<Reservation>* 
       if (res.per_node && bound == nullptr) bound = &res.extra;
     }
   }
+  const bool memo = reservations != nullptr && config_.skip_known_no_fit;
   for (int type : r.types) {
     if (type >= 0 && partition_free_accel_[p][type] < j.accel.count) continue;
     const Demand d = make_demand(topology_, j, p, type);
     if (type >= 0 && d.nodes == 0) continue;
-    if (reservations != nullptr && no_fit_.known(p, bound, d)) continue;
+    if (memo && no_fit_.known(p, bound, d)) continue;
     if (!find_allocation(topology_, free_, bound, p, d, scratch_)) {
-      if (reservations != nullptr) no_fit_.add(p, bound, d);
+      if (memo) no_fit_.add(p, bound, d);
       continue;
     }
     if (reservations != nullptr) {

@@ -139,6 +139,10 @@ struct SimConfig {
   PreemptionSettings preemption;
   /// At most this many pending jobs are tried per backfill pass (Slurm bf_max_job_test); 0 = all.
   int bf_max_job_test = 0;
+  /// Backfill::kEasy: skip a demand no smaller than one that found no room in the same pass and state (NoFitMemo,
+  /// sim/src/resources.h). It changes no schedule, only how long a deep queue takes; false only to measure that
+  /// (bench/sim_bench) and to test it.
+  bool skip_known_no_fit = true;
   /// How long after a submit (or any change but a job's end) the main scheduling pass runs. Unset: 1 s under
   /// Backfill::kSlurm: slurmctld's background thread runs the pass a submit asks for on its next tick (it wakes
   /// about once a second; 0-1.3 s later on the lab, and sacct keeps whole seconds), at most once per the
