@@ -5,6 +5,7 @@ rules of thumb on workloads it never saw?
     python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
+        [--sites N] [--models A.pt,B.pt]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -21,7 +22,8 @@ run:
               workload but the judged generated seeds, with train's default held-back share (--default-out: where
               the model and its card go; default: the folder of --keep);
   shipped     the shipped default model (or the one `default` just trained) on every workload, marked in-sample
-              where it was trained on that trace;
+              where it was trained on that trace; with --models, those models too, in the same runs, and a table
+              of every model's ratios with their geometric means and wins over the workloads out of sample;
   ceiling     not a judgement of a model: every rule of the teacher's area family (`area:A/B/G/C/relative`, wider
               than the trainer's grid) on every workload, chosen with hindsight. If no one rule beats the best
               heuristic on every workload, no model that starts as one rule and stays near it can.
@@ -229,11 +231,14 @@ def best_heuristic(results):
 
 
 def table(results, model_label):
+    """model_label: the name of the judged policy in the table, or a dict of names by policy when several are."""
     rows = ["| policy | avg bsld | avg wait (s) | p99 wait (s) | max wait (s) | utilisation |",
             "|---|---|---|---|---|---|"]
     best = best_heuristic(results)
     for r in results:
-        name = model_label if judged_policy(r["policy"]) else r["policy"]
+        name = r["policy"]
+        if judged_policy(name):
+            name = model_label.get(name, name) if isinstance(model_label, dict) else model_label
         if r is best:
             name = f"**{name}** (best heuristic)"
         rows.append(f"| {name} | {r['avg_bsld']:.2f} | {r['avg_wait']:.0f} | {r['p99_wait']:.0f} | "
@@ -241,13 +246,69 @@ def table(results, model_label):
     return rows
 
 
+def ratios(result, best):
+    """(result's average bounded slowdown / best's, its p99 wait / best's); nan where best's is 0."""
+    ratio = result["avg_bsld"] / best["avg_bsld"] if best["avg_bsld"] > 0 else float("nan")
+    p99 = result["p99_wait"] / best["p99_wait"] if best["p99_wait"] > 0 else float("nan")
+    return ratio, p99
+
+
+def models_report(compared, labels):
+    """Report lines: every model's ratios on every workload (compared: (name, out of sample, evaluate results)),
+    then each model's geometric means, wins (both ratios at most 1, slowdown below) and worst slowdown ratio over
+    the workloads out of sample. A comparison of models needs the same workloads for all of them: --sites."""
+    lines = ["## The models side by side: average bounded slowdown / p99 wait over the best heuristic's", "",
+             "| workload | best heuristic | " + " | ".join(labels.values()) + " |",
+             "|---|---|" + "---|" * len(labels)]
+    out = {policy: [] for policy in labels}
+    for name, out_of_sample, results in compared:
+        by_policy = {r["policy"]: r for r in results}
+        best = best_heuristic(results)
+        cells = []
+        for policy in labels:
+            ratio, p99 = ratios(by_policy[policy], best)
+            if out_of_sample:
+                out[policy].append((ratio, p99))
+            cells.append(f"**{ratio:.2f} / {p99:.2f}**" if ratio < 1 and p99 <= 1 else f"{ratio:.2f} / {p99:.2f}")
+        where = "" if out_of_sample else " (in sample)"
+        lines.append(f"| {name}{where} | {best['policy']} {best['avg_bsld']:.2f} | " + " | ".join(cells) + " |")
+
+    def geo(values):
+        finite = [v for v in values if v > 0 and math.isfinite(v)]
+        return math.exp(sum(map(math.log, finite)) / len(finite)) if finite else float("nan")
+
+    count = len(next(iter(out.values()), []))
+    lines += ["", f"Over the {count} workloads out of sample (**bold**: the model wins, p99 included):", "",
+              "| model | geometric mean | wins | worst slowdown ratio |", "|---|---|---|---|"]
+    for policy, label in labels.items():
+        values = out[policy]
+        if not values:
+            continue
+        wins = sum(1 for b, p in values if b < 1 and p <= 1)
+        lines.append(f"| {label} | {geo([b for b, _ in values]):.2f} / {geo([p for _, p in values]):.2f} | "
+                     f"{wins} of {len(values)} | {max(b for b, _ in values):.2f} |")
+    return lines + [""]
+
+
+def judged_sites(names, first_seed, sites):
+    """(judged name, generator seed or None) for --workloads: a generated family gets `sites` seeds, the i-th name
+    of the list first_seed + i and then every len(names) up (with one site: `gen-cpu`, as before; with more,
+    `gen-cpu-SEED`), so that no two names share a seed."""
+    out = []
+    for i, name in enumerate(names):
+        if not name.startswith("gen-"):
+            out.append((name, None))
+            continue
+        seeds = [first_seed + i + k * len(names) for k in range(sites)]
+        out += [(name if sites == 1 else f"{name}-{seed}", seed) for seed in seeds]
+    return out
+
+
 def summary(results):
     """(model bsld / best heuristic bsld, model p99 / that heuristic's p99, best heuristic's name)."""
     model = next(r for r in results if judged_policy(r["policy"]))
     best = best_heuristic(results)
-    ratio = model["avg_bsld"] / best["avg_bsld"] if best["avg_bsld"] > 0 else float("nan")
-    p99 = model["p99_wait"] / best["p99_wait"] if best["p99_wait"] > 0 else float("nan")
-    return ratio, p99, best["policy"]
+    return (*ratios(model, best), best["policy"])
 
 
 def main():
@@ -260,6 +321,10 @@ def main():
     p.add_argument("--judged-seed", type=int, default=1001,
                    help="the generated workloads judged draw seeds from here up (the i-th name of --workloads: "
                         "this + i); a design already judged on the defaults is judged afresh on others, e.g. 2001")
+    p.add_argument("--sites", type=int, default=1,
+                   help="generated sites per gen-* workload (seeds: see --judged-seed, then every len(--workloads) up)")
+    p.add_argument("--models", default="",
+                   help="--protocol shipped: more models (comma-separated .pt paths) judged beside the default")
     p.add_argument("--train-minutes", type=float, default=10, help="each training run's --time-budget")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
@@ -270,6 +335,12 @@ def main():
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
     p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
     args = p.parse_args()
+    args.models = [m for m in args.models.split(",") if m]
+    if args.sites < 1:
+        sys.exit("policy_protocol: --sites must be at least 1")
+    for m in args.models:
+        if not os.path.isfile(m):
+            sys.exit(f"policy_protocol: --models: no such model file '{m}'")
     protocols = args.protocol.split(",")
     names = args.workloads.split(",")
     for proto in protocols:
@@ -277,8 +348,7 @@ def main():
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "
                      f"{SELF_TUNING})")
 
-    clash = [args.judged_seed + i for i, n in enumerate(names)
-             if n.startswith("gen-") and args.judged_seed + i in GENERATED_TRAINING_SEEDS]
+    clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in GENERATED_TRAINING_SEEDS]
     if clash:
         sys.exit(f"policy_protocol: --judged-seed {args.judged_seed} would judge on training seed(s) "
                  f"{', '.join(map(str, clash))} (training seeds: {GENERATED_TRAINING_SEEDS}); choose another")
@@ -288,22 +358,24 @@ def main():
     log_path = os.path.join(folder, "protocol.log")
     report = [f"# Out-of-sample protocol ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
               f"`python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
-              f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}`; judged with "
+              f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}"
+              + (f" --sites {args.sites}" if args.sites > 1 else "")
+              + (f" --models {','.join(args.models)}" if args.models else "") + "`; judged with "
               f"`--config slurm_conf_examples/rlsched.yaml`.",
               ""]
     with open(log_path, "w") as log:
         workloads = shared_workloads()
         judged = {}
-        for i, name in enumerate(names):
-            if name.startswith("gen-"):
-                judged[name] = generate(args, name[4:], args.judged_seed + i, args.generated_jobs, folder)
+        for name, seed in judged_sites(names, args.judged_seed, args.sites):
+            if seed is not None:
+                judged[name] = generate(args, name.split("-")[1], seed, args.generated_jobs, folder)
             elif name in workloads:
                 judged[name] = workloads[name]
             else:
                 sys.exit(f"policy_protocol: unknown workload '{name}' (known: {', '.join(workloads)}, gen-cpu, gen-gpu)")
         training_pool = dict(judged)
         trains_on_pool = "loo" in protocols or "default" in protocols
-        for family in sorted({n[4:] for n in names if n.startswith("gen-") and trains_on_pool}):
+        for family in sorted({n.split("-")[1] for n in names if n.startswith("gen-") and trains_on_pool}):
             for seed in GENERATED_TRAINING_SEEDS:
                 training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
 
@@ -318,13 +390,21 @@ def main():
                        ""]
         if "shipped" in protocols:
             report += ["## The shipped default model", ""]
+            # The default first: summary() and the summary table are about it; --models are judged in the same runs.
+            labels = {"model:" + shipped: "default"}
+            for path in args.models:
+                labels.setdefault("model:" + path, path)
+            compared = []  # (workload, out of sample, results)
             for name, spec in judged.items():
-                results = evaluate(args, spec, HEURISTICS + ["model:" + shipped], "easy", folder, f"shipped-{name}",
+                results = evaluate(args, spec, HEURISTICS + list(labels), "easy", folder, f"shipped-{name}",
                                    log)["results"]
                 ratio, p99, best = summary(results)
                 where = "in sample (trained on its first 80%)" if name in trained_on else "out of sample"
-                report += [f"### {name}, EASY backfill, {where}", ""] + table(results, "default") + [""]
+                report += [f"### {name}, EASY backfill, {where}", ""] + table(results, labels) + [""]
                 summaries.append(("shipped", name, "easy", ratio, p99, best))
+                compared.append((name, name not in trained_on, results))
+            if args.models:
+                report += models_report(compared, labels)
 
         if "loo" in protocols:
             report += ["## Leave one out", ""]
