@@ -1,0 +1,74 @@
+"""bench/policy_protocol.py's site seeds and its side-by-side table of models, on hand-made results (ctest
+tools.policy_protocol; no cluster, no rlsched run).
+
+Every expected value below is worked out by hand from the results written here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import policy_protocol as pp  # noqa: E402
+
+
+def test_one_site_per_family_keeps_the_names_and_seeds_of_before():
+    assert pp.judged_sites(["lublin", "gen-cpu", "gen-gpu"], 1001, 1) == [
+        ("lublin", None), ("gen-cpu", 1002), ("gen-gpu", 1003)]
+
+
+def test_several_sites_per_family_never_share_a_seed():
+    sites = pp.judged_sites(["lublin", "gen-cpu", "gen-gpu"], 9101, 3)
+    assert sites == [("lublin", None),
+                     ("gen-cpu-9102", 9102), ("gen-cpu-9105", 9105), ("gen-cpu-9108", 9108),
+                     ("gen-gpu-9103", 9103), ("gen-gpu-9106", 9106), ("gen-gpu-9109", 9109)]
+    # The stop-41 command: gen-cpu on the odd seeds 9101-9109, gen-gpu on the even ones 9102-9110.
+    two = pp.judged_sites(["gen-cpu", "gen-gpu"], 9101, 5)
+    assert [s for n, s in two if n.startswith("gen-cpu")] == [9101, 9103, 9105, 9107, 9109]
+    assert [s for n, s in two if n.startswith("gen-gpu")] == [9102, 9104, 9106, 9108, 9110]
+
+
+def result(policy, bsld, p99):
+    return {"policy": policy, "avg_bsld": bsld, "p99_wait": p99}
+
+
+def heuristics(best_bsld, best_p99):
+    """Every heuristic, SJF the best at (best_bsld, best_p99), the others twice as bad."""
+    return [result(h, best_bsld if h == "sjf" else 2 * best_bsld, best_p99 if h == "sjf" else 2 * best_p99)
+            for h in pp.HEURISTICS]
+
+
+def test_models_side_by_side_give_ratios_means_wins_and_worst_over_the_sites_out_of_sample():
+    labels = {"model:a.pt": "default", "model:b.pt": "b.pt"}
+    compared = [
+        # a: 0.5 / 0.5 (a win); b: 2 / 1 (slowdown lost)
+        ("gen-cpu-1", True, heuristics(10, 100) + [result("model:a.pt", 5, 50), result("model:b.pt", 20, 100)]),
+        # a: 2 / 2; b: 0.5 / 1 (a win: p99 equal counts)
+        ("gen-gpu-2", True, heuristics(4, 1000) + [result("model:a.pt", 8, 2000), result("model:b.pt", 2, 1000)]),
+        # in sample: shown, but left out of the means (a: 0.1 / 0.1 would otherwise move them)
+        ("lublin", False, heuristics(1, 10) + [result("model:a.pt", 0.1, 1), result("model:b.pt", 1, 10)]),
+    ]
+    lines = pp.models_report(compared, labels)
+    text = "\n".join(lines)
+    assert "| gen-cpu-1 | sjf 10.00 | **0.50 / 0.50** | 2.00 / 1.00 |" in text
+    assert "| gen-gpu-2 | sjf 4.00 | 2.00 / 2.00 | **0.50 / 1.00** |" in text
+    assert "| lublin (in sample) | sjf 1.00 | **0.10 / 0.10** | 1.00 / 1.00 |" in text
+    assert "Over the 2 workloads out of sample" in text
+    # a: sqrt(0.5 * 2) = 1 on both; one win; worst 2. b: sqrt(2 * 0.5) = 1, sqrt(1 * 1) = 1; one win; worst 2.
+    assert "| default | 1.00 / 1.00 | 1 of 2 | 2.00 |" in text
+    assert "| b.pt | 1.00 / 1.00 | 1 of 2 | 2.00 |" in text
+
+
+def test_a_tie_with_the_best_heuristic_is_not_a_win():
+    labels = {"model:a.pt": "a"}
+    compared = [("gen-cpu-1", True, heuristics(10, 100) + [result("model:a.pt", 10, 100)])]
+    text = "\n".join(pp.models_report(compared, labels))
+    assert "| gen-cpu-1 | sjf 10.00 | 1.00 / 1.00 |" in text
+    assert "| a | 1.00 / 1.00 | 0 of 1 | 1.00 |" in text
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
