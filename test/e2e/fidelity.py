@@ -10,6 +10,7 @@ replayed by `rlsched simulate` on the same slurm.conf. The comparison is per job
     python3 test/e2e/fidelity.py run --mode sjf --out build/fidelity/sjf --plugin-dir build/release/plugin
     python3 test/e2e/fidelity.py compare build/fidelity/stock                       # replay + report, seconds
     python3 test/e2e/fidelity.py effect build/fidelity/stock build/fidelity/site   # the policy's effect, real/sim
+    python3 test/e2e/fidelity.py predict build/fidelity/stock --model M.pt          # M.pt against stock and SJF, sim
 
 Modes: stock (multifactor), site (site_factor/rlsched serving a model), sjf (the plugin with no model: its fallback
 SJF ranks, what an admin gets without the learned policy).
@@ -289,16 +290,20 @@ def backfill_phase(run: Path) -> int | None:
     return None
 
 
-def simulate(run: Path, rlsched: Path, extra: Sequence[str] = ()) -> tuple[dict[str, Outcome], Path]:
-    """Replays the run with `rlsched simulate` on its slurm.conf; returns the simulated outcomes by job id."""
+def simulate(run: Path, rlsched: Path, extra: Sequence[str] = (), policy: str | None = None,
+             mode: str | None = None) -> tuple[dict[str, Outcome], Path]:
+    """Replays the run with `rlsched simulate` on its slurm.conf; returns the simulated outcomes by job id. By
+    default the replay serves what the run served (its mode); `policy` and `mode` replay the same arrivals as another
+    mode would have served them (`predict`)."""
     record = json.loads((run / "run.json").read_text())
-    policy = {"stock": "multifactor", "sjf": "sjf"}.get(record["mode"], f"model:{run / 'policy.pt'}")
+    mode = mode or record["mode"]
+    policy = policy or {"stock": "multifactor", "sjf": "sjf"}.get(mode, f"model:{run / 'policy.pt'}")
     csv_path = run / "sim.csv"
     cmd = [str(rlsched), "simulate", "--trace", str(replay_input(run)), "--cluster", str(run / "slurm.conf"),
            "--policy", policy, "--outcomes", str(csv_path), "--json", str(run / "sim.json"), *extra]
     help_text = _simulate_help(rlsched)
     if "--config" in help_text:
-        cmd += ["--config", str(replay_config(run, record["mode"]))]
+        cmd += ["--config", str(replay_config(run, mode))]
     phase = backfill_phase(run)
     if phase is not None and "--bf-phase" in help_text and "--bf-phase" not in extra:
         cmd += ["--bf-phase", str(phase)]
@@ -322,15 +327,19 @@ def replay_config(run: Path, mode: str) -> Path:
     """The rlsched.yaml the replay applies. The workload's jobs sleep, as long on every accelerator type, so the
     simulator must not rescale the run time of a typeless job it places on another type than slurmctld did. A site
     run: the lab's own file (score_scale is the site factor's weight) with one job class added, the workload's jobs
-    at speed 1 on every type. A stock run had no rlsched.yaml: every type at speed 1 (without --config the
-    simulator would apply the shipped example's speeds). An sjf run is a site run without a model."""
+    at speed 1 on every type (a stock run replayed as a site or sjf run: the file the lab would have written). A
+    stock run had no rlsched.yaml: every type at speed 1 (without --config the simulator would apply the shipped
+    example's speeds). An sjf run is a site run without a model."""
     import rlsched_plugins
     if mode in ("site", "sjf"):
-        text = (run / "rlsched.yaml").read_text()
-        if SLEEP_CLASS in text:  # the lab's file already gave the jobs speed 1
-            return run / "rlsched.yaml"
-        text = (text.replace("job_classes:\n", "job_classes:\n" + SLEEP_CLASS, 1) if "\njob_classes:\n" in text
-                else text + "job_classes:\n" + SLEEP_CLASS)
+        lab_file = run / "rlsched.yaml"  # a stock run has none: the file the lab writes for the plugin
+        text = (lab_file.read_text() if lab_file.exists() else "# written by test/e2e/fidelity.py: the lab's file\n"
+                + rlsched_plugins.to_yaml(rlsched_plugins.rlsched_config()) + "\n")
+        if SLEEP_CLASS in text and lab_file.exists():  # the lab's file already gave the jobs speed 1
+            return lab_file
+        if SLEEP_CLASS not in text:
+            text = (text.replace("job_classes:\n", "job_classes:\n" + SLEEP_CLASS, 1) if "\njob_classes:\n" in text
+                    else text + "job_classes:\n" + SLEEP_CLASS)
         path = run / "replay-site.yaml"
         path.write_text(text)
         return path
@@ -552,6 +561,46 @@ def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> 
     return report
 
 
+def predict(runs: Sequence[Path], rlsched: Path, models: Sequence[Path], extra: Sequence[str] = ()) -> dict:
+    """What the simulator expects of each mode on the runs' workload, before the lab runs it: stock multifactor, the
+    plugin's SJF with no model, and each model served by site_factor/rlsched, each replayed on every run's own
+    arrivals at every phase of the backfill grid (as `expected` replays). Mean wait and mean bounded slowdown over
+    every job of every replay. A candidate default must come out below stock and SJF on both before it is worth a
+    lab run (docs/fidelity.md)."""
+    run_time = {j.name: j.run for j in _same_workload(runs)}
+    modes = {"stock": ("multifactor", "stock"), "sjf": ("sjf", "sjf")}
+    modes.update({str(m): (f"model:{Path(m).resolve()}", "site") for m in models})
+    figures: dict[str, dict] = {}
+    for label, (policy, mode) in modes.items():
+        waits, bslds, replays = [], [], 0
+        for run in runs:
+            ids = json.loads((run / "run.json").read_text())["job_ids"]
+            for phase in range(_bf_interval(run / "slurm.conf")):
+                sim, _ = simulate(run, rlsched, [*extra, "--bf-phase", str(phase)], policy=policy, mode=mode)
+                replays += 1
+                for name, i in sorted(ids.items()):
+                    o = sim.get(str(i))
+                    if o is None or o.start is None:
+                        raise RuntimeError(f"{run}: the replay under {policy} (phase {phase}) never started {name}")
+                    waits.append(o.wait)
+                    bslds.append(bounded_slowdown(o.wait, run_time[name]))
+        figures[label] = {"policy": policy, "replays": replays, "jobs": len(waits) // replays,
+                          "mean_wait_s": sum(waits) / len(waits), "mean_bsld": sum(bslds) / len(bslds)}
+    for label in modes:
+        if label not in ("stock", "sjf"):
+            figures[label]["beats_stock_and_sjf"] = all(
+                figures[label][k] < figures[m][k] for m in ("stock", "sjf") for k in ("mean_wait_s", "mean_bsld"))
+    return {"runs": [str(r) for r in runs], "modes": figures}
+
+
+def print_predict(r: dict) -> None:
+    print(f"simulated on the arrivals of {', '.join(r['runs'])}:")
+    print(f"  {'mode':<48} {'replays':>7} {'mean wait (s)':>14} {'mean bsld':>10}  below stock and sjf on both")
+    for label, f in r["modes"].items():
+        verdict = {True: "yes", False: "no"}.get(f.get("beats_stock_and_sjf"), "")
+        print(f"  {label[-48:]:<48} {f['replays']:>7} {f['mean_wait_s']:>14.1f} {f['mean_bsld']:>10.2f}  {verdict}")
+
+
 def bounded_slowdown(wait: float, run: float, tau: float = 10) -> float:
     """(wait + run) / max(run, tau), at least 1: the simulator's and the policy protocol's measure (tau 10 s)."""
     return max(1.0, (wait + run) / max(run, tau))
@@ -721,6 +770,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
         p.add_argument("--sweep-phases", action="store_true",
                        help="also replay at every phase of the backfill grid and report mean and range")
+    pred = sub.add_parser("predict", help="replay kept runs' arrivals under stock multifactor, the plugin's SJF and "
+                          "each --model: which would the lab rank first (the check before a lab run)")
+    pred.add_argument("runs", type=Path, nargs="+", help="run folders of the same workload (any mode)")
+    pred.add_argument("--model", type=Path, action="append", default=[], help="a model to serve (repeat it)")
+    pred.add_argument("--rlsched")
+    pred.add_argument("--json", type=Path, help="write the figures as JSON here")
+    pred.add_argument("--sim-arg", action="append", default=[], help="extra argument for rlsched simulate")
     rep = sub.add_parser("repeat", help="two real runs of the same workload against each other: how closely "
                          "slurmctld repeats itself (the ceiling of every fidelity figure)")
     rep.add_argument("runs", type=Path, nargs=2)
@@ -741,6 +797,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_repeat(r)
         if args.json:
             args.json.write_text(json.dumps(r, indent=1) + "\n")
+        return 0
+    if args.command == "predict":
+        missing = [m for m in args.model if not m.is_file()]
+        if missing:
+            sys.exit(f"no model file at {', '.join(map(str, missing))}")
+        result = predict(args.runs, _rlsched(args.rlsched), args.model, args.sim_arg)
+        print_predict(result)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1) + "\n")
         return 0
     if args.command == "report":
         result = full_report(args.stock, args.site, _rlsched(args.rlsched), args.sim_arg, args.sjf)

@@ -149,3 +149,59 @@ def test_ranking_orders_modes_and_says_whether_the_simulator_agrees() -> None:
     assert not worse["wait_site_beats_both"] and worse["bsld_site_beats_both"]
     # Without a site run there is nothing to beat with.
     assert not fidelity.ranking({"stock": mode(1, 1, 1, 1), "sjf": mode(2, 2, 2, 2)})["wait_site_beats_both"]
+
+
+def test_predict_replays_every_mode_at_every_phase_and_says_which_model_beats_both(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # fid-0 runs 100 s, fid-1 and fid-2 run 10 s (bounded slowdown: tau 10 s).
+    work = [fidelity.WorkloadJob("fid-0", "cpu", 0.0, "", 1, "", 100, 2),
+            fidelity.WorkloadJob("fid-1", "cpu", 1.0, "", 1, "", 10, 1),
+            fidelity.WorkloadJob("fid-2", "cpu", 2.0, "", 1, "", 10, 1)]
+    a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 0, "fid-2": 0}, work)
+    b = write_run(tmp_path / "b", {"fid-0": 0, "fid-1": 0, "fid-2": 0}, work, first_id=11, mode="sjf")
+    good, late = tmp_path / "good.pt", tmp_path / "late.pt"
+    # Stand-in replays: each policy's waits, the same at every phase.
+    waits = {"multifactor": (0, 30, 30), "sjf": (30, 0, 0), f"model:{good}": (20, 0, 0), f"model:{late}": (0, 10, 10)}
+    calls = []
+
+    def replay(run: Path, rlsched: Path, extra=(), policy=None, mode=None):
+        calls.append((run.name, int(extra[extra.index("--bf-phase") + 1]), policy, mode))
+        ids = json.loads((run / "run.json").read_text())["job_ids"]
+        out = {}
+        for name, i in ids.items():
+            k = int(name.split("-")[1])
+            out[str(i)] = fidelity.Outcome(str(i), BEGIN + k, BEGIN + k + waits[policy][k], None, "all")
+        return out, run / "sim.csv"
+
+    monkeypatch.setattr(fidelity, "simulate", replay)
+    r = fidelity.predict([a, b], Path("/nonexistent/rlsched"), [good, late])
+    # Every mode replays both runs at both phases of bf_interval=2, each under its own policy and configuration.
+    assert sorted(calls) == sorted((run, phase, policy, mode) for run in ("a", "b") for phase in (0, 1)
+                                   for policy, mode in (("multifactor", "stock"), ("sjf", "sjf"),
+                                                        (f"model:{good}", "site"), (f"model:{late}", "site")))
+    m = r["modes"]
+    assert m["stock"]["replays"] == 4 and m["stock"]["jobs"] == 3
+    # Mean waits: stock 20, sjf 10, good 20/3, late 20/3. Bounded slowdown per job, then the mean:
+    # stock (1 + 4 + 4) / 3 = 3; sjf (1.3 + 1 + 1) / 3 = 1.1; good (1.2 + 1 + 1) / 3; late (1 + 2 + 2) / 3.
+    assert m["stock"]["mean_wait_s"] == pytest.approx(20) and m["sjf"]["mean_wait_s"] == pytest.approx(10)
+    assert m[str(good)]["mean_wait_s"] == pytest.approx(20 / 3) == m[str(late)]["mean_wait_s"]
+    assert m["stock"]["mean_bsld"] == pytest.approx(3) and m["sjf"]["mean_bsld"] == pytest.approx(1.1)
+    assert m[str(good)]["mean_bsld"] == pytest.approx(3.2 / 3)
+    assert m[str(late)]["mean_bsld"] == pytest.approx(5 / 3)
+    # Below both on both figures: the good model. The late one waits less than SJF on average but its short jobs
+    # wait behind the long one, so its slowdown is higher: it does not beat both.
+    assert m[str(good)]["beats_stock_and_sjf"] is True
+    assert m[str(late)]["beats_stock_and_sjf"] is False
+    assert "beats_stock_and_sjf" not in m["sjf"]
+
+
+def test_predict_says_which_job_a_replay_never_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 0}, jobs(2))
+
+    def replay(run: Path, rlsched: Path, extra=(), policy=None, mode=None):
+        ids = json.loads((run / "run.json").read_text())["job_ids"]
+        return {str(ids["fid-0"]): fidelity.Outcome(str(ids["fid-0"]), BEGIN, BEGIN, BEGIN + 10, "all")}, run / "x"
+
+    monkeypatch.setattr(fidelity, "simulate", replay)
+    with pytest.raises(RuntimeError, match="never started fid-1"):
+        fidelity.predict([a], Path("/nonexistent/rlsched"), [])
