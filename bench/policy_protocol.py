@@ -57,9 +57,21 @@ HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
 SELF_TUNING = "self-tuning"
 # The shipped default was trained on the first 80% of these traces (policy_models/README.md).
 SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare"}
-# Generated training seeds; the judged families use seeds from --judged-seed up (default 1001) and are never trained
-# on.
-GENERATED_TRAINING_SEEDS = [1, 2, 3, 4]
+# Generated training seeds (--training-seeds); the judged families use seeds from --judged-seed up (default 1001) and
+# are never trained on.
+GENERATED_TRAINING_SEEDS = "1-4"
+
+
+def seed_list(text):
+    """'1-4,9' -> [1, 2, 3, 4, 9]; ValueError on anything else."""
+    seeds = []
+    for part in text.split(","):
+        lo, dash, hi = part.partition("-")
+        first, last = int(lo), int(hi if dash else lo)
+        if first < 0 or last < first:
+            raise ValueError(part)
+        seeds += range(first, last + 1)
+    return sorted(set(seeds))
 
 
 def trace(*parts):
@@ -318,6 +330,8 @@ def main():
     p.add_argument("--workloads", default="lublin,ricc,coare,gavel,gen-cpu,gen-gpu",
                    help="names to judge; gen-cpu / gen-gpu are generated families with held-out seeds")
     p.add_argument("--generated-jobs", type=int, default=20000)
+    p.add_argument("--training-seeds", default=GENERATED_TRAINING_SEEDS,
+                   help="generated sites of each judged gen-* family that loo and default train on, e.g. 1-12")
     p.add_argument("--judged-seed", type=int, default=1001,
                    help="the generated workloads judged draw seeds from here up (the i-th name of --workloads: "
                         "this + i); a design already judged on the defaults is judged afresh on others, e.g. 2001")
@@ -336,6 +350,11 @@ def main():
     p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
     args = p.parse_args()
     args.models = [m for m in args.models.split(",") if m]
+    training_seeds = args.training_seeds
+    try:
+        args.training_seeds = seed_list(training_seeds)
+    except ValueError:
+        sys.exit(f"policy_protocol: --training-seeds '{training_seeds}': expected seeds and ranges, e.g. 1-4,9")
     if args.sites < 1:
         sys.exit("policy_protocol: --sites must be at least 1")
     for m in args.models:
@@ -348,10 +367,10 @@ def main():
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "
                      f"{SELF_TUNING})")
 
-    clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in GENERATED_TRAINING_SEEDS]
+    clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in args.training_seeds]
     if clash:
         sys.exit(f"policy_protocol: --judged-seed {args.judged_seed} would judge on training seed(s) "
-                 f"{', '.join(map(str, clash))} (training seeds: {GENERATED_TRAINING_SEEDS}); choose another")
+                 f"{', '.join(map(str, clash))} (--training-seeds {training_seeds}); choose another")
 
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)
@@ -360,7 +379,9 @@ def main():
               f"`python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
               f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}"
               + (f" --sites {args.sites}" if args.sites > 1 else "")
-              + (f" --models {','.join(args.models)}" if args.models else "") + "`; judged with "
+              + (f" --models {','.join(args.models)}" if args.models else "")
+              + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
+              + "`; judged with "
               f"`--config slurm_conf_examples/rlsched.yaml`.",
               ""]
     with open(log_path, "w") as log:
@@ -376,7 +397,7 @@ def main():
         training_pool = dict(judged)
         trains_on_pool = "loo" in protocols or "default" in protocols
         for family in sorted({n.split("-")[1] for n in names if n.startswith("gen-") and trains_on_pool}):
-            for seed in GENERATED_TRAINING_SEEDS:
+            for seed in args.training_seeds:
                 training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
 
         summaries = []

@@ -72,3 +72,12 @@ def test_a_tie_with_the_best_heuristic_is_not_a_win():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_training_seeds_read_as_seeds_and_ranges():
+    assert pp.seed_list(pp.GENERATED_TRAINING_SEEDS) == [1, 2, 3, 4]
+    assert pp.seed_list("1-4,9,5-6") == [1, 2, 3, 4, 5, 6, 9]
+    assert pp.seed_list("3,3") == [3]
+    for bad in ("", "4-1", "a", "1-", "-2"):
+        with pytest.raises(ValueError):
+            pp.seed_list(bad)
