@@ -153,15 +153,16 @@ def test_ranking_orders_modes_and_says_whether_the_simulator_agrees() -> None:
 
 def test_predict_replays_every_mode_at_every_phase_and_says_which_model_beats_both(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # fid-0 runs 100 s, fid-1 and fid-2 run 10 s (bounded slowdown: tau 10 s).
-    work = [fidelity.WorkloadJob("fid-0", "cpu", 0.0, "", 1, "", 100, 2),
+    # fid-0 runs 1000 s, fid-1 and fid-2 run 10 s (bounded slowdown: tau 10 s).
+    work = [fidelity.WorkloadJob("fid-0", "cpu", 0.0, "", 1, "", 1000, 20),
             fidelity.WorkloadJob("fid-1", "cpu", 1.0, "", 1, "", 10, 1),
             fidelity.WorkloadJob("fid-2", "cpu", 2.0, "", 1, "", 10, 1)]
     a = write_run(tmp_path / "a", {"fid-0": 0, "fid-1": 0, "fid-2": 0}, work)
     b = write_run(tmp_path / "b", {"fid-0": 0, "fid-1": 0, "fid-2": 0}, work, first_id=11, mode="sjf")
-    good, late = tmp_path / "good.pt", tmp_path / "late.pt"
-    # Stand-in replays: each policy's waits, the same at every phase.
-    waits = {"multifactor": (0, 30, 30), "sjf": (30, 0, 0), f"model:{good}": (20, 0, 0), f"model:{late}": (0, 10, 10)}
+    good, late, slow = tmp_path / "good.pt", tmp_path / "late.pt", tmp_path / "slow.pt"
+    # Stand-in replays: each policy's waits of fid-0, fid-1, fid-2, the same at every phase.
+    waits = {"multifactor": (0, 30, 30), "sjf": (20, 0, 5), f"model:{good}": (20, 0, 0),
+             f"model:{late}": (0, 0, 10), f"model:{slow}": (40, 0, 0)}
     calls = []
 
     def replay(run: Path, rlsched: Path, extra=(), policy=None, mode=None):
@@ -174,24 +175,30 @@ def test_predict_replays_every_mode_at_every_phase_and_says_which_model_beats_bo
         return out, run / "sim.csv"
 
     monkeypatch.setattr(fidelity, "simulate", replay)
-    r = fidelity.predict([a, b], Path("/nonexistent/rlsched"), [good, late])
+    r = fidelity.predict([a, b], Path("/nonexistent/rlsched"), [good, late, slow])
     # Every mode replays both runs at both phases of bf_interval=2, each under its own policy and configuration.
     assert sorted(calls) == sorted((run, phase, policy, mode) for run in ("a", "b") for phase in (0, 1)
                                    for policy, mode in (("multifactor", "stock"), ("sjf", "sjf"),
-                                                        (f"model:{good}", "site"), (f"model:{late}", "site")))
+                                                        (f"model:{good}", "site"), (f"model:{late}", "site"),
+                                                        (f"model:{slow}", "site")))
     m = r["modes"]
     assert m["stock"]["replays"] == 4 and m["stock"]["jobs"] == 3
-    # Mean waits: stock 20, sjf 10, good 20/3, late 20/3. Bounded slowdown per job, then the mean:
-    # stock (1 + 4 + 4) / 3 = 3; sjf (1.3 + 1 + 1) / 3 = 1.1; good (1.2 + 1 + 1) / 3; late (1 + 2 + 2) / 3.
-    assert m["stock"]["mean_wait_s"] == pytest.approx(20) and m["sjf"]["mean_wait_s"] == pytest.approx(10)
-    assert m[str(good)]["mean_wait_s"] == pytest.approx(20 / 3) == m[str(late)]["mean_wait_s"]
-    assert m["stock"]["mean_bsld"] == pytest.approx(3) and m["sjf"]["mean_bsld"] == pytest.approx(1.1)
-    assert m[str(good)]["mean_bsld"] == pytest.approx(3.2 / 3)
-    assert m[str(late)]["mean_bsld"] == pytest.approx(5 / 3)
-    # Below both on both figures: the good model. The late one waits less than SJF on average but its short jobs
-    # wait behind the long one, so its slowdown is higher: it does not beat both.
+    # Mean waits: stock 20, sjf 25/3, good 20/3, late 10/3, slow 40/3. Bounded slowdown per job, then the mean:
+    # stock (1 + 4 + 4) / 3 = 3; sjf (1.02 + 1 + 1.5) / 3; good (1.02 + 1 + 1) / 3; late (1 + 1 + 2) / 3;
+    # slow (1.04 + 1 + 1) / 3.
+    assert m["stock"]["mean_wait_s"] == pytest.approx(20) and m["sjf"]["mean_wait_s"] == pytest.approx(25 / 3)
+    assert m[str(good)]["mean_wait_s"] == pytest.approx(20 / 3)
+    assert m[str(late)]["mean_wait_s"] == pytest.approx(10 / 3)
+    assert m[str(slow)]["mean_wait_s"] == pytest.approx(40 / 3)
+    assert m["stock"]["mean_bsld"] == pytest.approx(3) and m["sjf"]["mean_bsld"] == pytest.approx(3.52 / 3)
+    assert m[str(good)]["mean_bsld"] == pytest.approx(3.02 / 3)
+    assert m[str(late)]["mean_bsld"] == pytest.approx(4 / 3)
+    assert m[str(slow)]["mean_bsld"] == pytest.approx(3.04 / 3)
+    # Below both on both figures: only the good model. The late one waits less than SJF on average but its short
+    # job waits, so its slowdown is higher; the slow one has the lower slowdown and the longer mean wait.
     assert m[str(good)]["beats_stock_and_sjf"] is True
     assert m[str(late)]["beats_stock_and_sjf"] is False
+    assert m[str(slow)]["beats_stock_and_sjf"] is False
     assert "beats_stock_and_sjf" not in m["sjf"]
 
 
