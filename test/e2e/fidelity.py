@@ -568,6 +568,7 @@ def predict(runs: Sequence[Path], rlsched: Path, models: Sequence[Path], extra: 
     every job of every replay. A candidate default must come out below stock and SJF on both before it is worth a
     lab run (docs/fidelity.md)."""
     run_time = {j.name: j.run for j in _same_workload(runs)}
+    extra = ["--backfill", "slurm", *extra]  # slurmctld's backfill, as every replay of a lab run (full_report)
     modes = {"stock": ("multifactor", "stock"), "sjf": ("sjf", "sjf")}
     modes.update({str(m): (f"model:{Path(m).resolve()}", "site") for m in models})
     figures: dict[str, dict] = {}

@@ -167,6 +167,7 @@ def test_predict_replays_every_mode_at_every_phase_and_says_which_model_beats_bo
 
     def replay(run: Path, rlsched: Path, extra=(), policy=None, mode=None):
         calls.append((run.name, int(extra[extra.index("--bf-phase") + 1]), policy, mode))
+        assert extra[extra.index("--backfill") + 1] == "slurm"  # slurmctld's backfill, as the lab ran
         ids = json.loads((run / "run.json").read_text())["job_ids"]
         out = {}
         for name, i in ids.items():
