@@ -561,6 +561,10 @@ def expected(runs: Sequence[Path], rlsched: Path, extra: Sequence[str] = ()) -> 
     return report
 
 
+# How a lab run is replayed when judged or ranked: slurmctld's own backfill (sched/backfill), not EASY.
+LAB_BACKFILL = ("--backfill", "slurm")
+
+
 def predict(runs: Sequence[Path], rlsched: Path, models: Sequence[Path], extra: Sequence[str] = ()) -> dict:
     """What the simulator expects of each mode on the runs' workload, before the lab runs it: stock multifactor, the
     plugin's SJF with no model, and each model served by site_factor/rlsched, each replayed on every run's own
@@ -568,7 +572,7 @@ def predict(runs: Sequence[Path], rlsched: Path, models: Sequence[Path], extra: 
     every job of every replay. A candidate default must come out below stock and SJF on both before it is worth a
     lab run (docs/fidelity.md)."""
     run_time = {j.name: j.run for j in _same_workload(runs)}
-    extra = ["--backfill", "slurm", *extra]  # slurmctld's backfill, as every replay of a lab run (full_report)
+    extra = [*LAB_BACKFILL, *extra]
     modes = {"stock": ("multifactor", "stock"), "sjf": ("sjf", "sjf")}
     modes.update({str(m): (f"model:{Path(m).resolve()}", "site") for m in models})
     figures: dict[str, dict] = {}
@@ -579,7 +583,7 @@ def predict(runs: Sequence[Path], rlsched: Path, models: Sequence[Path], extra: 
             for phase in range(_bf_interval(run / "slurm.conf")):
                 sim, _ = simulate(run, rlsched, [*extra, "--bf-phase", str(phase)], policy=policy, mode=mode)
                 replays += 1
-                for name, i in sorted(ids.items()):
+                for name, i in ids.items():
                     o = sim.get(str(i))
                     if o is None or o.start is None:
                         raise RuntimeError(f"{run}: the replay under {policy} (phase {phase}) never started {name}")
@@ -710,7 +714,7 @@ def full_report(stock: Sequence[Path], site: Sequence[Path], rlsched: Path, extr
     """What scripts/fidelity prints: every run's replay at slurmctld's phase, each mode's runs against each other,
     the expected waits of each mode, the learned policy's effect on mean wait, real (over the runs) and simulated
     (over the replays), and the modes' ranking (with sjf runs: the plugin's fallback without a model)."""
-    extra = ["--backfill", "slurm", *extra]
+    extra = [*LAB_BACKFILL, *extra]
     result: dict = {"replays": [], "repeat": {}, "expected": {}}
     for run in [*stock, *sjf, *site]:
         r = compare(run, rlsched, extra)
