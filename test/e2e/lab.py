@@ -634,14 +634,19 @@ class Lab:
 
     def _start_mariadb(self) -> None:
         d = self.root / "mysql"
+        # MariaDB's own temporary tables go in the lab's folder, not the shared /tmp: a CI run once lost one there
+        # while two labs bootstrapped at once ("Could not remove temporary table '/tmp/#sql-temptable-...'").
+        tmp = d / "tmp"
+        tmp.mkdir(exist_ok=True)
         if not (d / "data" / "mysql").exists():
             cp = subprocess.run([self.programs["mariadb-install-db"], "--no-defaults", f"--datadir={d}/data",
-                                 "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"],
+                                 f"--tmpdir={tmp}", "--user=root", "--auth-root-authentication-method=normal",
+                                 "--skip-test-db"],
                                 capture_output=True, text=True, timeout=120, env=self.env())
             if cp.returncode != 0:
                 raise LabError(f"mariadb-install-db failed ({cp.returncode}):\n{cp.stdout[-2000:]}{cp.stderr[-2000:]}")
         self._spawn("mariadbd", [self.programs["mariadbd"], "--no-defaults", f"--datadir={d}/data", "--user=root",
-                                 f"--socket={d}/mysqld.sock", f"--port={self.ports['mariadb']}",
+                                 f"--tmpdir={tmp}", f"--socket={d}/mysqld.sock", f"--port={self.ports['mariadb']}",
                                  "--bind-address=127.0.0.1", f"--pid-file={d}/mysqld.pid",
                                  f"--log-error={d}/err.log", "--skip-name-resolve",
                                  "--innodb-buffer-pool-size=32M", "--innodb-flush-log-at-trx-commit=0",
