@@ -1124,6 +1124,12 @@ TEST_CASE("train takes one cluster per trace, in --trace order") {
                              "--cluster", gpu + ".cluster.yaml", "--cluster", "implied", "--output", model});
   CHECK(three.exit_code == 1);
   CHECK(contains(three.err, "--cluster is given 3 times for 2 traces"));
+  // A model that could not be written is refused before training, not after minutes of it.
+  const Run nowhere = run_cli({"train", "--trace", cpu + ".swf", "--sequence-length", "64", "--epochs", "1",
+                               "--validation-sequences", "2", "--output", dir.file("missing/model.pt")});
+  CHECK(nowhere.exit_code == 1);
+  CHECK(contains(nowhere.err, "folder " + dir.file("missing") + " does not exist"));
+  CHECK_FALSE(contains(nowhere.err, "epoch 1/1"));
   // Without a cluster the GPU dump has none to run on.
   const Run none = run_cli({"train", "--trace", gpu + ".sacct", "--epochs", "1", "--output", model});
   CHECK(none.exit_code == 1);

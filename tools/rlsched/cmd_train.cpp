@@ -1,5 +1,9 @@
 // `rlsched train`: PPO training of a ranking policy in the simulator; writes a TorchScript model and its card.
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -33,8 +37,22 @@ struct TrainOptions {
   std::string command_line;
 };
 
+/// Training runs for minutes: a model file that cannot be written is refused before it starts, not after.
+Status check_output_folder(const std::string& output) {
+  const std::filesystem::path parent = std::filesystem::path(output).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    return Status::InvalidInput(fmt::format("--output {}: folder {} does not exist; create it first", output, folder));
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    return Status::InvalidInput(
+        fmt::format("--output {}: cannot write in folder {}: {}", output, folder, std::strerror(errno)));
+  return Status::Ok();
+}
+
 int run_train(TrainOptions& options) {
   train::TrainConfig& config = options.config;
+  if (Status out = check_output_folder(config.output); !out.ok()) return fail(out);
   config.started = std::chrono::steady_clock::now();  // --time-budget counts reading the traces too
   auto backfill = sim::parse_backfill(options.backfill);
   if (!backfill.ok()) return fail(backfill.status());
