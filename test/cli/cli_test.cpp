@@ -1171,6 +1171,7 @@ TEST_CASE("train writes its learning curve beside the model card, as CSV and PNG
   const std::string png = slurp(dir.file("curve.curve.png"));
   REQUIRE(png.size() > 8);
   CHECK(png.substr(1, 3) == "PNG");
+  CHECK_FALSE(std::filesystem::exists(dir.file("curve.curve.png.log")));  // the plot said nothing: no empty log
   const std::string card = slurp(dir.file("curve.md"));
   CHECK(contains(card, "## Learning curve"));
   CHECK(contains(card, "![learning curve](curve.curve.png)"));

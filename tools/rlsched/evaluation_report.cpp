@@ -58,6 +58,8 @@ Status run_plot_script(const std::string& script, std::vector<std::string> args,
         fmt::format("{} failed drawing {} (exit {}); its output is in {} "
                     "(it needs python3-matplotlib: scripts/setup)",
                     script, what, WIFEXITED(status) ? WEXITSTATUS(status) : -1, log));
+  std::error_code ec;  // a clean run leaves no empty log beside what it drew
+  if (std::filesystem::file_size(log, ec) == 0 && !ec) std::filesystem::remove(log, ec);
   return Status::Ok();
 }
 
