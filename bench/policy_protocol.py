@@ -51,7 +51,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRACES = os.environ.get("RLSCHED_TRACES") or os.path.join(ROOT, "..", "shared", "traces")
-CONFIG = os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml")
+# Relative to where the script runs, so that the commands it logs (and model cards record) carry no machine's paths.
+CONFIG = os.path.relpath(os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml"))
 SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
 HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
 SELF_TUNING = "self-tuning"
@@ -89,7 +90,7 @@ def shared_workloads():
         # the placement study's workload (docs/placement.md), at load 0.9.
         # Trained on as the folder is (its own arrivals), judged at load 0.9 with the type constraints.
         "gavel": {"trace": trace("gavel-throughputs"), "eval_jobs": "0:6000",
-                  "cluster": os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml"),
+                  "cluster": os.path.relpath(os.path.join(ROOT, "slurm_conf_examples", "gavel-cluster.yaml")),
                   "eval_extra": ["--any-of", trace("alibaba-openb-gpu-v2023", "openb_pod_list_gpuspec33.csv"),
                                  "--load", "0.9"]},
     }
