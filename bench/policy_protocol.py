@@ -56,11 +56,22 @@ CONFIG = os.path.relpath(os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml
 SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
 HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
 SELF_TUNING = "self-tuning"
-# The shipped default was trained on the first 80% of these traces (policy_models/README.md).
-SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare"}
+# The shipped default was trained on the first 80% of these traces and of the generated sites of these seeds, both
+# families (policy_models/README.md): `shipped` never judges it on them.
+SHIPPED_TRAINED_ON = {"lublin", "ricc", "coare", "gavel"}
+SHIPPED_GENERATED_SEEDS = "1-12"
 # Generated training seeds (--training-seeds); the judged families use seeds from --judged-seed up (default 1001) and
 # are never trained on.
 GENERATED_TRAINING_SEEDS = "1-4"
+
+
+def seeds_trained_on(protocols, training_seeds):
+    """The generated seeds no judged site may have: those loo and default train on (--training-seeds) and, when the
+    shipped default is judged (`shipped` without `default`), those it was trained on."""
+    seeds = set(training_seeds)
+    if "shipped" in protocols and "default" not in protocols:
+        seeds |= set(seed_list(SHIPPED_GENERATED_SEEDS))
+    return seeds
 
 
 def seed_list(text):
@@ -368,10 +379,13 @@ def main():
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "
                      f"{SELF_TUNING})")
 
-    clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in args.training_seeds]
+    trained = seeds_trained_on(protocols, args.training_seeds)
+    clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in trained]
     if clash:
         sys.exit(f"policy_protocol: --judged-seed {args.judged_seed} would judge on training seed(s) "
-                 f"{', '.join(map(str, clash))} (--training-seeds {training_seeds}); choose another")
+                 f"{', '.join(map(str, clash))} (--training-seeds {training_seeds}"
+                 + (f"; the shipped default's {SHIPPED_GENERATED_SEEDS}" if trained != set(args.training_seeds)
+                    else "") + "); choose another")
 
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)

@@ -81,3 +81,13 @@ def test_training_seeds_read_as_seeds_and_ranges():
     for bad in ("", "4-1", "a", "1-", "-2"):
         with pytest.raises(ValueError):
             pp.seed_list(bad)
+
+
+def test_the_shipped_default_is_never_judged_on_a_generated_site_it_trained_on():
+    four = pp.seed_list("1-4")
+    # Judging the shipped default: its own training seeds (1-12) are out, with those loo trains on.
+    assert pp.seeds_trained_on(["shipped"], four) == set(range(1, 13))
+    assert pp.seeds_trained_on(["loo", "shipped"], [20]) == set(range(1, 13)) | {20}
+    # A default trained in the same run replaces the shipped one: only its own seeds count.
+    assert pp.seeds_trained_on(["default", "shipped"], four) == {1, 2, 3, 4}
+    assert pp.seeds_trained_on(["loo"], four) == {1, 2, 3, 4}
