@@ -10,7 +10,7 @@ namespace rlsched::cli {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;  // not `json`: a unity batch may hold a file with nlohmann::json as `json`
 
 // Energy and money from a few watt-hours to a cluster-year: 4 significant digits below 1, 2 decimals up to 1,000,
 // whole numbers above.
@@ -21,12 +21,12 @@ std::string amount(double value) {
   return fmt::format("{:.4g}", value);
 }
 
-json figures_json(const sim::EnergyFigures& f) {
+ordered_json figures_json(const sim::EnergyFigures& f) {
   return {{"kwh", f.kwh}, {"cost", f.cost}, {"co2_kg", f.co2_g / 1000.0}, {"price_per_kwh", f.price_per_kwh()}};
 }
 
-json group_json(const sim::EnergyGroup& g) {
-  json j = figures_json(g.energy);
+ordered_json group_json(const sim::EnergyGroup& g) {
+  ordered_json j = figures_json(g.energy);
   j["jobs"] = g.jobs;
   j["avg_wait"] = g.average_wait;
   return j;
@@ -106,8 +106,8 @@ void print_energy_comparison(std::FILE* out, const std::vector<sim::PolicyResult
              currency);
 }
 
-json energy_json(const sim::EnergyReport& report) {
-  json j = figures_json(report.total());
+ordered_json energy_json(const sim::EnergyReport& report) {
+  ordered_json j = figures_json(report.total());
   j["currency"] = report.currency;
   j["rule"] = energy::to_string(report.deferral);
   j["begin"] = report.begin;
@@ -115,15 +115,15 @@ json energy_json(const sim::EnergyReport& report) {
   j["busy"] = figures_json(report.busy);
   j["idle"] = figures_json(report.idle);
   j["suspended"] = figures_json(report.suspended);
-  json types = json::object();
+  ordered_json types = ordered_json::object();
   for (const auto& [type, e] : report.accelerators)
     types[type] = {{"busy", figures_json(e.busy)}, {"idle", figures_json(e.idle)}};
   j["accelerators"] = std::move(types);
   j["deferrable"] = group_json(report.deferrable);
   j["other"] = group_json(report.other);
   // Columns rather than one object per step: a year of hours stays a small part of the document.
-  json start = json::array(), price = json::array(), carbon = json::array(), watts = json::array(),
-       busy = json::array();
+  ordered_json start = ordered_json::array(), price = ordered_json::array(), carbon = ordered_json::array(),
+               watts = ordered_json::array(), busy = ordered_json::array();
   for (const sim::EnergySample& s : report.series) {
     start.push_back(s.start);
     price.push_back(s.price);
@@ -136,14 +136,14 @@ json energy_json(const sim::EnergyReport& report) {
   return j;
 }
 
-json energy_settings_json(const Inputs& inputs, const RunOptions& options) {
+ordered_json energy_settings_json(const Inputs& inputs, const RunOptions& options) {
   const energy::EnergyConfig& e = *inputs.energy;
-  json j = {{"config", inputs.config_label},
-            {"currency", e.currency},
-            {"rule", energy::to_string(e.rule)},
-            {"follow_carbon", e.follow_carbon},
-            {"suspend_time", inputs.cluster.suspend_time}};
-  json groups = json::array();
+  ordered_json j = {{"config", inputs.config_label},
+                    {"currency", e.currency},
+                    {"rule", energy::to_string(e.rule)},
+                    {"follow_carbon", e.follow_carbon},
+                    {"suspend_time", inputs.cluster.suspend_time}};
+  ordered_json groups = ordered_json::array();
   for (const energy::DeferrableGroup& g : e.deferrable)
     groups.push_back({{"qos", g.qos}, {"job_classes", g.job_classes}, {"max_deferral", g.max_deferral}});
   j["deferrable"] = std::move(groups);

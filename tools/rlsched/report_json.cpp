@@ -13,11 +13,11 @@
 namespace rlsched::cli {
 
 // Ordered, so that a document reads policy first, as the table does.
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;  // not `json`: a unity batch may hold a file with nlohmann::json as `json`
 
-json result_json(const sim::PolicyResult& r) {
+ordered_json result_json(const sim::PolicyResult& r) {
   const sim::Metrics& m = r.metrics;
-  json j = {
+  ordered_json j = {
       {"policy", r.policy},
       {"backfill", sim::to_string(r.backfill)},
       {"placement", sim::to_string(r.placement)},
@@ -49,18 +49,21 @@ json result_json(const sim::PolicyResult& r) {
   // The rlscheduler protocol computes metrics from outcomes alone, so fragmentation (which needs the timeline) is
   // unknown there: null rather than a misleading 0.
   const bool timeline = r.protocol == sim::Protocol::kFull;
-  j["fragmentation"] = timeline ? json(m.fragmentation) : json(nullptr);
-  j["accel_fragmentation"] = timeline ? json(m.accel_fragmentation) : json(nullptr);
-  json per_type = json::array();
+  j["fragmentation"] = timeline ? ordered_json(m.fragmentation) : ordered_json(nullptr);
+  j["accel_fragmentation"] = timeline ? ordered_json(m.accel_fragmentation) : ordered_json(nullptr);
+  ordered_json per_type = ordered_json::array();
   for (const sim::AcceleratorTypeMetrics& t : m.per_type)
-    per_type.push_back({{"name", t.name}, {"jobs", t.jobs}, {"avg_wait", t.avg_wait}, {"utilization", t.utilization},
+    per_type.push_back({{"name", t.name},
+                        {"jobs", t.jobs},
+                        {"avg_wait", t.avg_wait},
+                        {"utilization", t.utilization},
                         {"utilization_arriving", t.utilization_arriving},
                         {"predicted", t.predicted},
                         {"wait_error_bias", t.wait_error_bias},
                         {"wait_error_mean_abs", t.wait_error_mean_abs},
                         {"wait_error_median_abs", t.wait_error_median_abs}});
   j["per_type"] = std::move(per_type);
-  json per_qos = json::array();
+  ordered_json per_qos = ordered_json::array();
   for (const sim::QosMetrics& q : m.per_qos)
     per_qos.push_back({{"name", q.name}, {"jobs", q.jobs}, {"avg_wait", q.avg_wait}, {"p95_wait", q.p95_wait}});
   j["per_qos"] = std::move(per_qos);
@@ -81,8 +84,8 @@ json result_json(const sim::PolicyResult& r) {
   return j;
 }
 
-json document_json(const Inputs& inputs, const RunOptions& options, const sim::EvaluationOptions& evaluation,
-                   const std::vector<sim::PolicyResult>& results) {
+ordered_json document_json(const Inputs& inputs, const RunOptions& options, const sim::EvaluationOptions& evaluation,
+                           const std::vector<sim::PolicyResult>& results) {
   const ReadReport& report = inputs.workload.report;
   const Cluster& cluster = inputs.cluster;
   std::map<std::string, int> accelerators;  // "gpu:h200" -> count over all nodes
@@ -90,7 +93,7 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
     for (const GresCount& gres : node.gres)
       accelerators[gres.type.empty() ? gres.name : gres.name + ":" + gres.type] += gres.count;
 
-  json doc = {
+  ordered_json doc = {
       {"rlsched_version", RLSCHED_VERSION},
       {"trace", inputs.trace_label},
       {"synthetic", inputs.synthetic},
@@ -141,13 +144,13 @@ json document_json(const Inputs& inputs, const RunOptions& options, const sim::E
                         {"requeue_delay", options.requeue_delay}};
   }
   if (inputs.energy) doc["energy"] = energy_settings_json(inputs, options);
-  json list = json::array();
+  ordered_json list = ordered_json::array();
   for (const sim::PolicyResult& r : results) list.push_back(result_json(r));
   doc["results"] = std::move(list);
   return doc;
 }
 
-Status write_json(const json& doc, const std::string& path) {
+Status write_json(const ordered_json& doc, const std::string& path) {
   // NaN (a metric over no jobs) becomes null rather than invalid JSON; nlohmann does that on dump.
   const std::string text = doc.dump(2) + "\n";
   if (path == "-") {
