@@ -1175,4 +1175,15 @@ TEST_CASE("train writes its learning curve beside the model card, as CSV and PNG
   const std::string card = slurp(dir.file("curve.md"));
   CHECK(contains(card, "## Learning curve"));
   CHECK(contains(card, "![learning curve](curve.curve.png)"));
+
+  // Two models as one whose score is the mean of theirs (train/ensemble_test.cpp checks the scores).
+  const Run pair = run_cli({"ensemble", model, model, "--output", dir.file("pair.pt")});
+  INFO(pair.err);
+  CHECK(pair.exit_code == 0);
+  CHECK(contains(pair.out, dir.file("pair.pt") + ": the mean of 2 models"));
+  CHECK(contains(slurp(dir.file("pair.md")), "an ensemble of 2 models"));
+  const Run alone = run_cli({"ensemble", model, "--output", dir.file("alone.pt")});
+  CHECK(alone.exit_code == 1);
+  CHECK(contains(alone.err, "an ensemble needs at least two models (1 given)"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("alone.pt")));
 }

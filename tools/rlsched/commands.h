@@ -21,6 +21,7 @@ using CommandRunner = std::function<int()>;
 using CommandSetup = CommandRunner (*)(CLI::App& app);
 
 CommandRunner setup_estimate_replay(CLI::App& app);
+CommandRunner setup_ensemble(CLI::App& app);
 CommandRunner setup_evaluate(CLI::App& app);
 #ifdef RLSCHED_LIVE  // libslurm: tools/CMakeLists.txt
 CommandRunner setup_explain(CLI::App& app);
