@@ -1175,6 +1175,7 @@ TEST_CASE("train writes its learning curve beside the model card, as CSV and PNG
   const std::string card = slurp(dir.file("curve.md"));
   CHECK(contains(card, "## Learning curve"));
   CHECK(contains(card, "![learning curve](curve.curve.png)"));
+  CHECK(contains(card, "within a time budget of 10 min"));  // the default: a site's retraining ends in 10 minutes
 
   // Two models as one whose score is the mean of theirs (train/ensemble_test.cpp checks the scores).
   const Run pair = run_cli({"ensemble", model, model, "--output", dir.file("pair.pt")});

@@ -33,7 +33,8 @@ struct TrainOptions {
   /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
   /// ("implied" for a trace whose own header says its machine).
   std::vector<std::string> clusters;
-  double time_budget_minutes = 0;
+  /// The promise for a site's retraining with default options: at most 10 minutes on 2 cores.
+  double time_budget_minutes = 10;
   std::string command_line;
 };
 
@@ -262,7 +263,8 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--time-budget", options->time_budget_minutes,
                  "Wall-clock minutes for the whole command, reading the traces included: no epoch starts that "
                  "would end past them, judged by the slowest epoch so far (0: no limit)")
-      ->type_name("MINUTES");
+      ->type_name("MINUTES")
+      ->capture_default_str();
   app.add_option("--stop-after", c.stop_after, "Run only this many epochs now (go on later with --resume)");
   app.add_option("--checkpoint", c.checkpoint, "Checkpoint file, rewritten at every validation")->type_name("FILE");
   app.add_option("--resume", c.resume, "Continue from a checkpoint")

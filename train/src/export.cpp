@@ -84,6 +84,7 @@ nlohmann::json training_record(const ExportInfo& info) {
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
+          {"time_budget_seconds", c.time_budget_seconds},
           {"epochs_run", info.result.epochs_run},
           {"stopped_early", info.result.stopped_early},
           {"seconds", info.result.seconds},
@@ -204,12 +205,14 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                 c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch,
                 c.entropy_coef);
   md += fmt::format(
-      "## Training\n\n{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}.\n\n", algorithm,
+      "## Training\n\n{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}, {}.\n\n", algorithm,
       c.init_model.empty()
           ? fmt::format("{} passes of behaviour cloning of the teacher `{}`", c.imitation_epochs, info.result.teacher)
           : fmt::format("the policy of `{}`, no imitation ({})", c.init_model, info.result.teacher),
       c.seed, info.result.epochs_run, info.result.seconds,
-      info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "");
+      info.result.stopped_early ? " (stopped early: no validation gain or time budget)" : "",
+      c.time_budget_seconds > 0 ? fmt::format("within a time budget of {:g} min", c.time_budget_seconds / 60)
+                                : std::string("no time budget"));
   md += fmt::format(
       "## Evaluation on the validation sequences\n\n{} sequences of {} jobs per trace from the validation part, in "
       "RLScheduler's simulator semantics with the same backfill, as in the table below. ",
