@@ -8,18 +8,20 @@
 #include "rlsched/policy/model.h"
 #include "rlsched/policy/model_builder.h"
 #include "rlsched/train/ensemble.h"
+#include "temp_dir.h"
 
 // Last: libtorch pulls in glog, whose CHECK would otherwise replace Catch's.
 #include <catch2/catch.hpp>
 
 using namespace rlsched;
+using rlsched::test::TempDir;
 
 namespace {
 
 /// A member as `rlsched train` could have written it: random weights over `columns` of the schema, with a
 /// normalisation of its own (so that the ensemble has to re-express each member's inputs).
-std::string member(const std::string& name, const std::vector<std::size_t>& columns, const std::vector<int>& hidden,
-                   std::uint64_t seed) {
+std::string member(const TempDir& dir, const std::string& name, const std::vector<std::size_t>& columns,
+                   const std::vector<int>& hidden, std::uint64_t seed) {
   const std::vector<std::string> schema = features::schema_names();
   std::vector<std::string> names;
   for (std::size_t c : columns) names.push_back(schema.at(c));
@@ -32,7 +34,7 @@ std::string member(const std::string& name, const std::vector<std::size_t>& colu
   }
   auto module = policy::build_mlp_module(spec);
   REQUIRE(module.ok());
-  const std::string path = std::string(P_tmpdir) + "/rlsched_ensemble_" + name + ".pt";
+  const std::string path = dir.file(name + ".pt");
   REQUIRE(policy::save_model(path, *module, policy::ModelMetadata::ForFeatures(names, spec.architecture())).ok());
   return path;
 }
@@ -55,11 +57,12 @@ std::string text_of(const std::string& path) {
 }  // namespace
 
 TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
+  TempDir dir;
   // Overlapping and distinct features, other widths, each its own normalisation.
-  const std::string a = member("a", {0, 1, 2, 5}, {8, 4}, 1);
-  const std::string b = member("b", {1, 2, 3, 7}, {6, 5}, 2);
-  const std::string c = member("c", {0, 4, 5}, {3, 3}, 3);
-  const std::string out = std::string(P_tmpdir) + "/rlsched_ensemble_abc.pt";
+  const std::string a = member(dir, "a", {0, 1, 2, 5}, {8, 4}, 1);
+  const std::string b = member(dir, "b", {1, 2, 3, 7}, {6, 5}, 2);
+  const std::string c = member(dir, "c", {0, 4, 5}, {3, 3}, 3);
+  const std::string out = dir.file("abc.pt");
   const Status written = train::write_ensemble({a, b, c}, out, "rlsched ensemble a b c");
   INFO(written.message());
   REQUIRE(written.ok());
@@ -80,7 +83,7 @@ TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
   REQUIRE(model.ok());
   CHECK((*model)->metadata().architecture == "mlp 7-17-12-1 relu");  // features 0-5 and 7; 8+6+3 and 4+5+3 units
   CHECK((*model)->metadata().training["ensemble"]["members"].size() == 3);
-  const std::string card = text_of(std::string(P_tmpdir) + "/rlsched_ensemble_abc.md");
+  const std::string card = text_of(dir.file("abc.md"));
   for (const std::string& m : {a, b, c}) {
     auto loaded = policy::load_model(m);
     REQUIRE(loaded.ok());
@@ -89,18 +92,19 @@ TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
 }
 
 TEST_CASE("an ensemble of one model with itself scores as that model") {
-  const std::string a = member("self", {0, 2, 6}, {5, 5}, 4);
-  const std::string out = std::string(P_tmpdir) + "/rlsched_ensemble_self.pt";
+  TempDir dir;
+  const std::string a = member(dir, "self", {0, 2, 6}, {5, 5}, 4);
+  const std::string out = dir.file("self.pt");
   REQUIRE(train::write_ensemble({a, a}, out, "").ok());
   const std::vector<double> one = scores(a), two = scores(out);
   for (std::size_t j = 0; j < one.size(); ++j) CHECK(two[j] == Approx(one[j]).epsilon(1e-5).margin(1e-6));
 }
 
 TEST_CASE("an ensemble refuses members it cannot combine, naming the file") {
-  const std::string out = std::string(P_tmpdir) + "/rlsched_ensemble_refused.pt";
-  std::remove(out.c_str());
-  const std::string two_layers = member("deep2", {0, 1}, {4, 4}, 5);
-  const std::string one_layer = member("deep1", {0, 1}, {4}, 6);
+  TempDir dir;
+  const std::string out = dir.file("refused.pt");
+  const std::string two_layers = member(dir, "deep2", {0, 1}, {4, 4}, 5);
+  const std::string one_layer = member(dir, "deep1", {0, 1}, {4}, 6);
   Status s = train::write_ensemble({two_layers, one_layer}, out, "");
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::StartsWith(one_layer + ": cannot be a member of this ensemble"));
@@ -109,7 +113,7 @@ TEST_CASE("an ensemble refuses members it cannot combine, naming the file") {
   s = train::write_ensemble({two_layers}, out, "");
   CHECK(s.message() == "an ensemble needs at least two models (1 given)");
 
-  const std::string not_a_model = std::string(P_tmpdir) + "/rlsched_ensemble_not_a_model.pt";
+  const std::string not_a_model = dir.file("not_a_model.pt");
   std::ofstream(not_a_model) << "not a model\n";
   s = train::write_ensemble({two_layers, not_a_model}, out, "");
   REQUIRE_FALSE(s.ok());
