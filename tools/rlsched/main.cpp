@@ -23,7 +23,7 @@ const std::vector<CommandSpec>& command_table() {
        rlsched::cli::setup_simulate},
       {"train", "Train a ranking policy with PPO in the simulator and write it as a TorchScript model",
        rlsched::cli::setup_train},
-      {"ensemble", "Combine trained models into one whose score is the mean of theirs (one draw is not a recipe)",
+      {"ensemble", "Combine trained models into one model file whose score is the mean of theirs",
        rlsched::cli::setup_ensemble},
       {"generate",
        "Write a synthetic workload family (cpu: an SWF; gpu: a sacct dump and a cluster YAML) for training and judging",
