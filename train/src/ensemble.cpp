@@ -8,7 +8,6 @@
 
 #include "initial_policy.h"
 #include "rlsched/features.h"
-#include "rlsched/policy/model.h"
 #include "rlsched/policy/model_builder.h"
 
 namespace rlsched::train {
@@ -119,10 +118,7 @@ Status write_ensemble(const std::vector<std::string>& members, const std::string
     if (!policies.empty() && policy->weights.size() != policies.front().weights.size())
       return does_not_fit(path, fmt::format("it has {} layers and {} has {}", policy->weights.size(),
                                             policies.front().path, policies.front().weights.size()));
-    auto model = policy::load_model(path);  // read_initial_policy verified it: this only fetches its record
-    record.push_back({{"model", path},
-                      {"weights_sha256", policy->weights_sha256},
-                      {"training", model.ok() ? (*model)->metadata().training : nlohmann::json::object()}});
+    record.push_back({{"model", path}, {"weights_sha256", policy->weights_sha256}, {"training", policy->training}});
     policies.push_back(std::move(policy).value());
   }
 

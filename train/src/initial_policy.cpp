@@ -33,6 +33,7 @@ Result<InitialPolicy> read_initial_policy(const std::string& path) {
   InitialPolicy out;
   out.path = path;
   out.weights_sha256 = (*model)->metadata().weights_sha256;
+  out.training = (*model)->metadata().training;
   torch::jit::Module module;
   try {
     module = torch::jit::load(path);

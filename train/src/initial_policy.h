@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "networks.h"
 #include "rlsched/status.h"
@@ -16,9 +17,10 @@ namespace rlsched::train {
 struct InitialPolicy {
   std::string path;
   std::string weights_sha256;
-  std::vector<int> hidden;     ///< widths of the hidden layers
-  std::vector<char> used;      ///< per schema feature: 1 when the model reads it
-  torch::Tensor mean, std;     ///< [kFeatureCount]; 0 and 1 for the features the model leaves out
+  nlohmann::json training;                     ///< the model's own record of how it was made (metadata `training`)
+  std::vector<int> hidden;                     ///< widths of the hidden layers
+  std::vector<char> used;                      ///< per schema feature: 1 when the model reads it
+  torch::Tensor mean, std;                     ///< [kFeatureCount]; 0 and 1 for the features the model leaves out
   std::vector<torch::Tensor> weights, biases;  ///< per layer; the first weight is [hidden0, kFeatureCount]
 };
 
