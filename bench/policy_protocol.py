@@ -5,7 +5,7 @@ rules of thumb on workloads it never saw?
     python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
-        [--sites N] [--models A.pt,B.pt]
+        [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -130,7 +130,7 @@ def train(args, name, sources, folder, log, held_back=None, model=None):
     held_back: the share of each source's last jobs train leaves unread (None: its default, the part `evaluate
     --candidate` judges). model: where the model goes (default: FOLDER/NAME.pt)."""
     model = model or os.path.join(folder, f"{name}.pt")
-    cmd = [args.rlsched, "train", "--config", CONFIG, "--output", model, "--threads", str(args.threads),
+    cmd = [args.rlsched, "train", "--config", args.config, "--output", model, "--threads", str(args.threads),
            "--time-budget", str(args.train_minutes), "--seed", str(args.seed)] + args.train_arg
     if held_back is not None:
         cmd += ["--held-back", str(held_back)]
@@ -141,7 +141,7 @@ def train(args, name, sources, folder, log, held_back=None, model=None):
 
 def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
     out = os.path.join(folder, f"{tag}.json")
-    cmd = [args.rlsched, "evaluate", "--trace", spec["trace"], "--config", CONFIG, "--backfill", backfill,
+    cmd = [args.rlsched, "evaluate", "--trace", spec["trace"], "--config", args.config, "--backfill", backfill,
            "--json", out] + spec.get("eval_extra", []) + list(extra)
     if spec.get("cluster"):
         cmd += ["--cluster", spec["cluster"]]
@@ -360,7 +360,12 @@ def main():
     p.add_argument("--out", help="write the Markdown report here too")
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
     p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
+    p.add_argument("--config", default=CONFIG,
+                   help="the rlsched.yaml every train and evaluate run applies (a variant to try, e.g. another "
+                        "score_scale; default: the shipped example)")
     args = p.parse_args()
+    if not os.path.isfile(args.config):
+        sys.exit(f"policy_protocol: --config: no such file '{args.config}'")
     args.models = [m for m in args.models.split(",") if m]
     training_seeds = args.training_seeds
     try:
@@ -396,8 +401,8 @@ def main():
               + (f" --sites {args.sites}" if args.sites > 1 else "")
               + (f" --models {','.join(args.models)}" if args.models else "")
               + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
-              + "`; judged with "
-              f"`--config slurm_conf_examples/rlsched.yaml`.",
+              + (f" --config {args.config}" if args.config != CONFIG else "")
+              + f"`; judged with `--config {args.config}`.",
               ""]
     with open(log_path, "w") as log:
         workloads = shared_workloads()

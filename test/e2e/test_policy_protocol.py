@@ -6,6 +6,7 @@ Every expected value below is worked out by hand from the results written here.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,3 +92,12 @@ def test_the_shipped_default_is_never_judged_on_a_generated_site_it_trained_on()
     # A default trained in the same run replaces the shipped one: only its own seeds count.
     assert pp.seeds_trained_on(["default", "shipped"], four) == {1, 2, 3, 4}
     assert pp.seeds_trained_on(["loo"], four) == {1, 2, 3, 4}
+
+
+def test_a_missing_config_is_refused_before_anything_runs(tmp_path):
+    keep = tmp_path / "kept"
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "shipped", "--config",
+                          str(tmp_path / "no-such.yaml"), "--keep", str(keep)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"--config: no such file '{tmp_path / 'no-such.yaml'}'" in run.stderr
+    assert not keep.exists()  # refused before a folder, a site or a run
