@@ -63,8 +63,8 @@ TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
   const std::string b = member(dir, "b", {1, 2, 3, 7}, {6, 5}, 2);
   const std::string c = member(dir, "c", {0, 4, 5}, {3, 3}, 3);
   const std::string out = dir.file("abc.pt");
-  const Status written = train::write_ensemble({a, b, c}, out, "rlsched ensemble a b c");
-  INFO(written.message());
+  const auto written = train::write_ensemble({a, b, c}, out, "rlsched ensemble a b c");
+  INFO(written.status().message());
   REQUIRE(written.ok());
 
   const std::vector<double> sa = scores(a), sb = scores(b), sc = scores(c), mean = scores(out);
@@ -81,7 +81,9 @@ TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
 
   auto model = policy::load_model(out);
   REQUIRE(model.ok());
-  CHECK((*model)->metadata().architecture == "mlp 7-17-12-1 relu");  // features 0-5 and 7; 8+6+3 and 4+5+3 units
+  CHECK((*model)->metadata().architecture == "mlp 7-17-12-1 relu");
+  CHECK(written->weights_sha256 == (*model)->metadata().weights_sha256);  // what the CLI prints is what was saved  //
+                                                                          // features 0-5 and 7; 8+6+3 and 4+5+3 units
   CHECK((*model)->metadata().training["ensemble"]["members"].size() == 3);
   const std::string card = text_of(dir.file("abc.md"));
   for (const std::string& m : {a, b, c}) {
@@ -105,17 +107,17 @@ TEST_CASE("an ensemble refuses members it cannot combine, naming the file") {
   const std::string out = dir.file("refused.pt");
   const std::string two_layers = member(dir, "deep2", {0, 1}, {4, 4}, 5);
   const std::string one_layer = member(dir, "deep1", {0, 1}, {4}, 6);
-  Status s = train::write_ensemble({two_layers, one_layer}, out, "");
+  Status s = train::write_ensemble({two_layers, one_layer}, out, "").status();
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::StartsWith(one_layer + ": cannot be a member of this ensemble"));
   CHECK_THAT(s.message(), Catch::Contains("2 layers"));
 
-  s = train::write_ensemble({two_layers}, out, "");
+  s = train::write_ensemble({two_layers}, out, "").status();
   CHECK(s.message() == "an ensemble needs at least two models (1 given)");
 
   const std::string not_a_model = dir.file("not_a_model.pt");
   std::ofstream(not_a_model) << "not a model\n";
-  s = train::write_ensemble({two_layers, not_a_model}, out, "");
+  s = train::write_ensemble({two_layers, not_a_model}, out, "").status();
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::StartsWith(not_a_model));
   CHECK_FALSE(std::ifstream(out).good());  // nothing written

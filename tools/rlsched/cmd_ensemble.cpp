@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "rlsched/policy/model.h"
 #include "rlsched/train/ensemble.h"
 
 namespace rlsched::cli {
@@ -31,11 +30,10 @@ CommandRunner setup_ensemble(CLI::App& app) {
       ->type_name("FILE")
       ->required();
   return [options] {
-    if (Status s = train::write_ensemble(options->members, options->output, invocation()); !s.ok()) return fail(s);
-    auto model = policy::load_model(options->output);
-    if (!model.ok()) return fail(model.status());
+    auto written = train::write_ensemble(options->members, options->output, invocation());
+    if (!written.ok()) return fail(written.status());
     fmt::print("{}: the mean of {} models, {}, weights sha256 {}\n", options->output, options->members.size(),
-               (*model)->metadata().architecture, (*model)->metadata().weights_sha256);
+               written->architecture, written->weights_sha256);
     return kExitOk;
   };
 }

@@ -96,18 +96,16 @@ std::string card(const std::string& output, const policy::ModelMetadata& metadat
       "(`rlsched ensemble`, docs/cli.md). Each member's own card says how it was trained and what it was "
       "trained on; the ensemble has read every workload any member read.\n\n"
       "| member | architecture | weights sha256 |\n|---|---|---|\n";
-  for (const InitialPolicy& m : members) {
-    std::vector<int> sizes = m.hidden;
-    md += fmt::format("| `{}` | {} hidden | `{}` |\n", m.path, fmt::join(sizes, "-"), m.weights_sha256);
-  }
+  for (const InitialPolicy& m : members)
+    md += fmt::format("| `{}` | {} hidden | `{}` |\n", m.path, fmt::join(m.hidden, "-"), m.weights_sha256);
   md += fmt::format("\n## Reproduce\n\n```\n{}\n```\n", command_line.empty() ? "rlsched ensemble ..." : command_line);
   return md;
 }
 
 }  // namespace
 
-Status write_ensemble(const std::vector<std::string>& members, const std::string& output,
-                      const std::string& command_line) {
+Result<policy::ModelMetadata> write_ensemble(const std::vector<std::string>& members, const std::string& output,
+                                             const std::string& command_line) {
   if (members.size() < 2)
     return Status::InvalidInput(fmt::format("an ensemble needs at least two models ({} given)", members.size()));
   std::vector<InitialPolicy> policies;
@@ -136,7 +134,7 @@ Status write_ensemble(const std::vector<std::string>& members, const std::string
   std::ofstream out(path);
   out << card(output, metadata, policies, command_line);
   if (!out) return Status::IoError(fmt::format("{}: cannot write the model card", path));
-  return Status::Ok();
+  return metadata;
 }
 
 }  // namespace rlsched::train

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rlsched/policy/model_metadata.h"
 #include "rlsched/status.h"
 
 namespace rlsched::train {
@@ -17,9 +18,9 @@ namespace rlsched::train {
 /// Writes the ensemble of `members` (model files `rlsched train` wrote, all with the same number of layers) to
 /// `output`, with a model card beside it (`<output without .pt>.md`) naming every member and its weights' sha256.
 /// `command_line` goes into the card's Reproduce section.
-/// \return InvalidInput naming the member that cannot be read or does not fit (another depth, not an MLP), or the
-/// error of writing `output`.
-Status write_ensemble(const std::vector<std::string>& members, const std::string& output,
-                      const std::string& command_line);
+/// \return the metadata written (architecture, weights' sha256); InvalidInput naming the member that cannot be read
+/// or does not fit (another depth, not an MLP), or the error of writing `output`.
+Result<policy::ModelMetadata> write_ensemble(const std::vector<std::string>& members, const std::string& output,
+                                             const std::string& command_line);
 
 }  // namespace rlsched::train
