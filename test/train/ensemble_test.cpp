@@ -81,9 +81,8 @@ TEST_CASE("an ensemble scores every job with the mean of its members' scores") {
 
   auto model = policy::load_model(out);
   REQUIRE(model.ok());
-  CHECK((*model)->metadata().architecture == "mlp 7-17-12-1 relu");
-  CHECK(written->weights_sha256 == (*model)->metadata().weights_sha256);  // what the CLI prints is what was saved  //
-                                                                          // features 0-5 and 7; 8+6+3 and 4+5+3 units
+  CHECK((*model)->metadata().architecture == "mlp 7-17-12-1 relu");       // features 0-5 and 7; 8+6+3 and 4+5+3 units
+  CHECK(written->weights_sha256 == (*model)->metadata().weights_sha256);  // what the CLI prints is what was saved
   CHECK((*model)->metadata().training["ensemble"]["members"].size() == 3);
   const std::string card = text_of(dir.file("abc.md"));
   for (const std::string& m : {a, b, c}) {
