@@ -14,7 +14,8 @@ the Slurm model with the configuration the plugins run (`--config slurm_conf_exa
 with the example weights plus the policy's rank as site factor at score_scale), beside every heuristic of the same
 run:
   loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
-              evaluate on it with EASY backfill and with none;
+              evaluate on it with EASY backfill and with none; a generated family is left out whole (no site of it
+              in training) and judged on each of its --sites;
   time-split  on each workload named, `rlsched train` with default options (it reads the first 80% by submit time:
               trains on the first 64%, selects on the next 16%), then the verdict of `rlsched evaluate --candidate` on
               the last 20%, which training never read (the candidate against the best heuristic);
@@ -224,7 +225,7 @@ def ceiling_report(names, found, rules, backfill):
             r = by_policy[rule]
             ratios[rule].append((r["avg_bsld"] / best["avg_bsld"], r["p99_wait"] / max(best["p99_wait"], 1.0)))
         top = min(rules, key=lambda rule: ratios[rule][-1][0])
-        wins = sum(1 for rule in rules if ratios[rule][-1][0] < 1 and ratios[rule][-1][1] <= 1)
+        wins = sum(1 for rule in rules if won(*ratios[rule][-1]))
         lines.append(f"| {name} | {best['policy']} {best['avg_bsld']:.2f} | `{top}` | "
                      f"{ratios[top][-1][0]:.2f} / {ratios[top][-1][1]:.2f} | {wins} |")
 
@@ -234,7 +235,7 @@ def ceiling_report(names, found, rules, backfill):
     def worst(rule):
         return max(b for b, _ in ratios[rule])
 
-    everywhere = [rule for rule in rules if all(b < 1 and p <= 1 for b, p in ratios[rule])]
+    everywhere = [rule for rule in rules if all(won(b, p) for b, p in ratios[rule])]
     lines += ["", f"Rules that beat the best heuristic on every workload, p99 included: **{len(everywhere)}**"
               + (f" ({', '.join(f'`{r}`' for r in everywhere)})" if everywhere else "") + ".", "",
               "| rule | chosen by | " + " | ".join(names) + " | geometric mean |",
@@ -293,13 +294,9 @@ def models_report(compared, labels):
             ratio, p99 = ratios(by_policy[policy], best)
             if out_of_sample:
                 out[policy].append((ratio, p99))
-            cells.append(f"**{ratio:.2f} / {p99:.2f}**" if ratio < 1 and p99 <= 1 else f"{ratio:.2f} / {p99:.2f}")
+            cells.append(f"**{ratio:.2f} / {p99:.2f}**" if won(ratio, p99) else f"{ratio:.2f} / {p99:.2f}")
         where = "" if out_of_sample else " (in sample)"
         lines.append(f"| {name}{where} | {best['policy']} {best['avg_bsld']:.2f} | " + " | ".join(cells) + " |")
-
-    def geo(values):
-        finite = [v for v in values if v > 0 and math.isfinite(v)]
-        return math.exp(sum(map(math.log, finite)) / len(finite)) if finite else float("nan")
 
     count = len(next(iter(out.values()), []))
     lines += ["", f"Over the {count} workloads out of sample (**bold**: the model wins, p99 included):", "",
@@ -308,8 +305,9 @@ def models_report(compared, labels):
         values = out[policy]
         if not values:
             continue
-        wins = sum(1 for b, p in values if b < 1 and p <= 1)
-        lines.append(f"| {label} | {geo([b for b, _ in values]):.2f} / {geo([p for _, p in values]):.2f} | "
+        wins = sum(1 for b, p in values if won(b, p))
+        lines.append(f"| {label} | {geometric_mean([b for b, _ in values]):.2f} / "
+                     f"{geometric_mean([p for _, p in values]):.2f} | "
                      f"{wins} of {len(values)} | {max(b for b, _ in values):.2f} |")
     return lines + [""]
 
@@ -326,6 +324,47 @@ def judged_sites(names, first_seed, sites):
         seeds = [first_seed + i + k * len(names) for k in range(sites)]
         out += [(name if sites == 1 else f"{name}-{seed}", seed) for seed in seeds]
     return out
+
+
+def loo_folds(judged_names):
+    """Leave one out's folds, in order: (fold, the judged names its model is judged on). A shared trace is a fold of
+    its own; a generated family is one fold judged on each of its sites (--sites)."""
+    folds = {}
+    for name in judged_names:
+        folds.setdefault(family_of(name) or name, []).append(name)
+    return list(folds.items())
+
+
+def family_of(name):
+    """'gen-cpu' for a generated site of the cpu family, judged (gen-cpu, gen-cpu-SEED) or trained on
+    (train-cpu-SEED); None for a shared trace."""
+    parts = name.split("-")
+    return f"gen-{parts[1]}" if parts[0] in ("gen", "train") and len(parts) > 1 else None
+
+
+def fold_sources(pool_names, fold):
+    """What a fold's model trains on: every workload of the pool but the fold's own. A generated family left out
+    is not used in training at all: neither its judged sites nor its training seeds."""
+    return [name for name in pool_names if name != fold and family_of(name) != fold]
+
+
+def won(ratio, p99):
+    """The bar's win against the best heuristic: a lower average bounded slowdown, a p99 wait no higher."""
+    return ratio < 1 and p99 <= 1
+
+
+def geometric_mean(values):
+    finite = [v for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(map(math.log, finite)) / len(finite)) if finite else float("nan")
+
+
+def family_line(fold, backfill, site_ratios):
+    """One line for a generated family left out: the geometric means of its sites' ratios, the sites won (both
+    ratios at most 1, slowdown below) and the worst slowdown ratio."""
+    wins = sum(1 for b, p in site_ratios if won(b, p))
+    return (f"**{fold} left out, {backfill} backfill, over its {len(site_ratios)} sites**: geometric mean "
+            f"{geometric_mean([b for b, _ in site_ratios]):.2f} / {geometric_mean([p for _, p in site_ratios]):.2f}"
+            f", {wins} of {len(site_ratios)} won, worst {max(b for b, _ in site_ratios):.2f}")
 
 
 def summary(results):
@@ -449,17 +488,22 @@ def main():
 
         if "loo" in protocols:
             report += ["## Leave one out", ""]
-            for name, spec in judged.items():
-                sources = [s for n, s in training_pool.items() if n != name]
+            for fold, members in loo_folds(judged):
+                sources = [training_pool[n] for n in fold_sources(training_pool, fold)]
                 # Judged on the workload left out: every job of the others may be read.
-                model, seconds = train(args, f"loo-without-{name}", sources, folder, log, held_back=0)
+                model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0)
                 for backfill in args.backfill.split(","):
-                    results = evaluate(args, spec, HEURISTICS + ["model:" + model], backfill, folder,
-                                       f"loo-{name}-{backfill}", log)["results"]
-                    ratio, p99, best = summary(results)
-                    report += [f"### {name} left out, {backfill} backfill (trained {seconds / 60:.1f} min on the "
-                               f"{len(sources)} others)", ""] + table(results, "model") + [""]
-                    summaries.append(("loo", name, backfill, ratio, p99, best))
+                    site_ratios = []
+                    for name in members:
+                        results = evaluate(args, judged[name], HEURISTICS + ["model:" + model], backfill, folder,
+                                           f"loo-{name}-{backfill}", log)["results"]
+                        ratio, p99, best = summary(results)
+                        report += [f"### {name} left out, {backfill} backfill (trained {seconds / 60:.1f} min on "
+                                   f"the {len(sources)} others)", ""] + table(results, "model") + [""]
+                        summaries.append(("loo", name, backfill, ratio, p99, best))
+                        site_ratios.append((ratio, p99))
+                    if len(members) > 1:
+                        report += [family_line(fold, backfill, site_ratios), ""]
 
         if SELF_TUNING in protocols:
             report += ["## Self-tuning: no training; it chooses among its candidates on the site's own past", ""]
@@ -495,7 +539,7 @@ def main():
                    "| protocol | workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |",
                    "|---|---|---|---|---|---|---|"]
     for proto, name, backfill, ratio, p99, best in summaries:
-        wins = "yes" if ratio < 1 and p99 <= 1 else "no"
+        wins = "yes" if won(ratio, p99) else "no"
         report.append(f"| {proto} | {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | {wins} |")
     text = "\n".join(report) + "\n"
     print(text)

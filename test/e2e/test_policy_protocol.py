@@ -71,9 +71,6 @@ def test_a_tie_with_the_best_heuristic_is_not_a_win():
     assert "| a | 1.00 / 1.00 | 0 of 1 | 1.00 |" in text
 
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-v"]))
-
 
 def test_training_seeds_read_as_seeds_and_ranges():
     assert pp.seed_list(pp.GENERATED_TRAINING_SEEDS) == [1, 2, 3, 4]
@@ -101,3 +98,39 @@ def test_a_missing_config_is_refused_before_anything_runs(tmp_path):
     assert run.returncode != 0
     assert f"--config: no such file '{tmp_path / 'no-such.yaml'}'" in run.stderr
     assert not keep.exists()  # refused before a folder, a site or a run
+
+
+def test_leave_one_out_judges_a_generated_family_as_one_fold_over_its_sites():
+    names = [n for n, _ in pp.judged_sites(["lublin", "gavel", "gen-cpu", "gen-gpu"], 9787, 2)]
+    assert pp.loo_folds(names) == [("lublin", ["lublin"]), ("gavel", ["gavel"]),
+                                   ("gen-cpu", ["gen-cpu-9789", "gen-cpu-9793"]),
+                                   ("gen-gpu", ["gen-gpu-9790", "gen-gpu-9794"])]
+    # One site per family: the fold keeps the family's name, as the reports of before did.
+    assert pp.loo_folds(["ricc", "gen-cpu", "gen-gpu"]) == [("ricc", ["ricc"]), ("gen-cpu", ["gen-cpu"]),
+                                                            ("gen-gpu", ["gen-gpu"])]
+
+
+def test_a_generated_family_left_out_is_not_trained_on_at_all():
+    pool = ["lublin", "gavel", "gen-cpu-9789", "gen-gpu-9790", "train-cpu-1", "train-cpu-2", "train-gpu-1"]
+    # Neither its judged sites nor its training seeds: the "generated families not used in training".
+    assert pp.fold_sources(pool, "gen-cpu") == ["lublin", "gavel", "gen-gpu-9790", "train-gpu-1"]
+    assert pp.fold_sources(pool, "gen-gpu") == ["lublin", "gavel", "gen-cpu-9789", "train-cpu-1", "train-cpu-2"]
+    # A shared trace left out: every generated site stays in training, the other family's judged ones included.
+    assert pp.fold_sources(pool, "lublin") == ["gavel", "gen-cpu-9789", "gen-gpu-9790", "train-cpu-1",
+                                               "train-cpu-2", "train-gpu-1"]
+    # A family is told by its prefix and name, not by a substring: "gen-cpus" would be another family.
+    assert pp.family_of("train-cpu-12") == "gen-cpu"
+    assert pp.family_of("gen-cpus-3") == "gen-cpus"
+    assert pp.family_of("gen-gpu") == "gen-gpu"
+    assert pp.family_of("coare") is None
+
+
+def test_a_family_line_gives_geometric_means_wins_and_the_worst_site():
+    # Sites: 0.5 / 0.5 (won), 2 / 2, 1 / 0.5 (a tie on slowdown is no win). Geometric means: 1 and 0.79.
+    line = pp.family_line("gen-cpu", "easy", [(0.5, 0.5), (2, 2), (1, 0.5)])
+    assert line == ("**gen-cpu left out, easy backfill, over its 3 sites**: geometric mean 1.00 / 0.79, "
+                    "1 of 3 won, worst 2.00")
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))
