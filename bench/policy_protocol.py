@@ -498,8 +498,9 @@ def main():
                         results = evaluate(args, judged[name], HEURISTICS + ["model:" + model], backfill, folder,
                                            f"loo-{name}-{backfill}", log)["results"]
                         ratio, p99, best = summary(results)
-                        report += [f"### {name} left out, {backfill} backfill (trained {seconds / 60:.1f} min on "
-                                   f"the {len(sources)} others)", ""] + table(results, "model") + [""]
+                        what = f"{name} left out" if name == fold else f"{name} ({fold} left out)"
+                        report += [f"### {what}, {backfill} backfill (trained {seconds / 60:.1f} min on the "
+                                   f"{len(sources)} others)", ""] + table(results, "model") + [""]
                         summaries.append(("loo", name, backfill, ratio, p99, best))
                         site_ratios.append((ratio, p99))
                     if len(members) > 1:
