@@ -301,6 +301,20 @@ TEST_CASE("the time budget counts from the command's start, and no epoch starts 
   auto ample = train_policy(c);
   REQUIRE(ample.ok());
   CHECK(ample->epochs_run == 3);
+  CHECK_FALSE(ample->stopped_early);
+
+  // A chunk that ends on the last epoch ran them all: the card must not say it stopped early.
+  c.stop_after = 3;
+  c.checkpoint = std::string(P_tmpdir) + "/rlsched_budget.ckpt";
+  auto whole = train_policy(c);
+  REQUIRE(whole.ok());
+  CHECK(whole->epochs_run == 3);
+  CHECK_FALSE(whole->stopped_early);
+  c.stop_after = 2;
+  auto part = train_policy(c);
+  REQUIRE(part.ok());
+  CHECK(part->epochs_run == 2);
+  CHECK(part->stopped_early);
 }
 
 // --init-model: PPO goes on from an existing model. With no epochs the saved model is the starting one, weight for

@@ -207,8 +207,9 @@ class Trainer {
       slowest_epoch = std::max(slowest_epoch, p.elapsed_seconds - epoch_start);
       result.curve.push_back(p);
       if (progress) progress(p);
+      // "Stopped early" is what the card and the command say: only when epochs were left to run.
       if (config_.patience > 0 && stale_ >= config_.patience) {
-        result.stopped_early = true;
+        result.stopped_early = !last;
         ++epoch;
         break;
       }
@@ -219,7 +220,7 @@ class Trainer {
           Status s = save_checkpoint(config_.checkpoint, epoch + 1);
           if (!s.ok()) return s;
         }
-        result.stopped_early = true;
+        result.stopped_early = !last;
         ++epoch;
         break;
       }
