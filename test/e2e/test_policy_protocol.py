@@ -71,7 +71,6 @@ def test_a_tie_with_the_best_heuristic_is_not_a_win():
     assert "| a | 1.00 / 1.00 | 0 of 1 | 1.00 |" in text
 
 
-
 def test_training_seeds_read_as_seeds_and_ranges():
     assert pp.seed_list(pp.GENERATED_TRAINING_SEEDS) == [1, 2, 3, 4]
     assert pp.seed_list("1-4,9,5-6") == [1, 2, 3, 4, 5, 6, 9]
