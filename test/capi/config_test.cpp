@@ -18,7 +18,7 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c->mode == Mode::kShadow);  // shadow first: a new install never changes priorities by itself
   CHECK(c->model.empty());
   CHECK(c->fallback == "multifactor");
-  CHECK(c->score_scale == 10000);
+  CHECK(c->score_scale == 100000);  // the shipped example's (next test)
   CHECK(c->reload_check_interval == 30);
   CHECK(c->placement.enabled);
   CHECK(c->placement.map_typeless);
@@ -32,11 +32,21 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c->preemption.grace_margin == 30);
 }
 
+// An rlsched.yaml without score_scale serves the model at the weight it was trained and judged under: the example's.
+TEST_CASE("the built-in score_scale is the shipped example's", "[config]") {
+  auto example = load_plugin_config(std::string(RLSCHED_SOURCE_DIR) + "/slurm_conf_examples/rlsched.yaml", {false});
+  REQUIRE(example.ok());
+  auto none = parse_plugin_config("mode: enforce\n", "rlsched.yaml");
+  REQUIRE(none.ok());
+  CHECK(none->score_scale == example->score_scale);
+  CHECK(Cluster{}.priority.site == example->score_scale);  // the simulator's weights.site
+}
+
 TEST_CASE("a full config is read key by key", "[config]") {
   const char* text = R"(mode: enforce
 model: /etc/slurm/rlsched/policy.pt
 fallback: wfp3
-score_scale: 100000
+score_scale: 30000
 debug: yes
 reload_check_interval: 5m
 accelerator_types:
@@ -67,7 +77,7 @@ preemption:
   CHECK(c->mode == Mode::kEnforce);
   CHECK(c->model == "/etc/slurm/rlsched/policy.pt");
   CHECK(c->fallback == "wfp3");
-  CHECK(c->score_scale == 100000);
+  CHECK(c->score_scale == 30000);
   CHECK(c->debug);
   CHECK(c->reload_check_interval == 300);
   REQUIRE(c->accelerator_types.size() == 3);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -18,6 +19,20 @@ SITE_FACTOR_SO = "site_factor_rlsched.so"
 JOB_SUBMIT_SO = "job_submit_rlsched.so"
 PLUGIN_FILES = (SITE_FACTOR_SO, JOB_SUBMIT_SO)
 PREEMPT_SO = "preempt_rlsched.so"  # loaded by the preemption tests (PreemptType=preempt/rlsched)
+
+EXAMPLE_CONFIG = Path(__file__).resolve().parents[2] / "slurm_conf_examples" / "rlsched.yaml"
+
+
+def example_score_scale() -> int:
+    """The shipped example's score_scale: the lab serves the policy at the weight admins are given (and the plugin's
+    built-in default), so what the lab measures is what the protocol's figures were measured under."""
+    found = re.search(r"^score_scale:\s*(\d+)\s*$", EXAMPLE_CONFIG.read_text(), re.M)
+    if found is None:
+        raise LabError(f"{EXAMPLE_CONFIG}: no 'score_scale: N' line")
+    return int(found.group(1))
+
+
+SCORE_SCALE = example_score_scale()
 
 # Relative speeds of the lab's accelerator types, as in slurm_conf_examples/cluster.yaml.
 LAB_ACCELERATOR_TYPES = [
@@ -108,7 +123,7 @@ def rlsched_config(mode: str = "enforce", model: str | Path | None = None, fallb
     config: dict[str, Any] = {
         "mode": mode,
         "fallback": fallback,
-        "score_scale": 10000,
+        "score_scale": SCORE_SCALE,
         "reload_check_interval": 2,
         "accelerator_types": LAB_ACCELERATOR_TYPES,
         "job_classes": LAB_JOB_CLASSES,

@@ -24,7 +24,7 @@ import plugin_helpers as ph
 import rlsched_plugins
 from lab import Lab
 
-SCALE = 10000  # score_scale of the test config: site factors in [0, 10000]
+SCALE = rlsched_plugins.SCORE_SCALE  # score_scale of the test config: site factors in [0, SCALE]
 
 
 @dataclass

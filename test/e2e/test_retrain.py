@@ -26,7 +26,7 @@ from lab import Lab
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD_JOBS = 64
 QUEUE_LIMITS = [60, 4, 120, 15, 30, 8]  # minutes, of the pending jobs, in submission order
-SCALE = 10000  # score_scale of the lab's rlsched.yaml
+SCALE = rlsched_plugins.SCORE_SCALE  # score_scale of the lab's rlsched.yaml
 
 
 @pytest.fixture(scope="module")

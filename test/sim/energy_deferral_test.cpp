@@ -68,7 +68,7 @@ TEST_CASE("a deferrable job waits for the cheap window, a normal one beside it d
 
 TEST_CASE("a deferrable job pending in an expensive window ranks below the others", "[sim][energy]") {
   Cluster cluster = gpu_cluster();
-  cluster.priority.age = 1;  // multifactor on: the site factor (FCFS rank at scale 10000) decides the order
+  cluster.priority.age = 1;  // multifactor on: the site factor (FCFS rank at the default scale) decides the order
   cluster.priority.calc_period = 60;
   // Thursday 04:00: a normal job holds the A100 node (speed 1) until 07:00. 05:00: the sweep job arrives in the cheap
   // window (not deferred: nothing is cheaper than now) and waits. 05:30: a normal job arrives. At 07:00 the window is

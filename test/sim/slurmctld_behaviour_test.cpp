@@ -68,11 +68,11 @@ TEST_CASE("priorities are whole numbers: a fraction of a point does not beat an 
   // 3 CPUs: 50.75 -> 50, a tie that the earlier submit wins. Blockers A (197 CPUs until 1000) and B (3 CPUs until
   // 100); X (1 CPU, submitted at 1, runs 50) and Y (3 CPUs, at 2) compete for B's 3 CPUs at t = 100: X starts
   // then, Y (3) no longer fits and starts when X ends at 150. Unrounded, Y's 50.75 would go first (Y at 100, X at
-  // 150, when Y's 50 s end). The site weight keeps its default (score_scale 10000): the multifactor policy is
+  // 150, when Y's 50 s end). The site weight keeps its default (score_scale 100000): the multifactor policy is
   // Slurm without a site factor plugin, so ranking its own scores must add nothing.
   Cluster c = Cluster::Homogeneous(1, 200);
   c.priority = PriorityWeights{};
-  REQUIRE(c.priority.site_scale() == 10000);
+  REQUIRE(c.priority.site_scale() == 100000);
   c.priority.job_size = 100;
   c.priority.calc_period = 10;
   std::vector<Job> jobs = {cpu_job(1, 0, 1000, 197), cpu_job(2, 0, 100, 3), cpu_job(3, 1, 50, 1),

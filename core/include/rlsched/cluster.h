@@ -63,6 +63,11 @@ struct Qos {
   int priority = 0;
 };
 
+/// rlsched.yaml's score_scale when the file gives none, and so the simulator's weights.site: the value of the
+/// shipped slurm_conf_examples/rlsched.yaml, under which the default model was trained and every protocol figure
+/// measured (policy_models/README.md).
+inline constexpr std::uint32_t kDefaultScoreScale = 100000;
+
 /// Slurm's priority/multifactor weights (slurm.conf PriorityWeight*) and decay settings.
 struct PriorityWeights {
   double age = 0;
@@ -71,8 +76,8 @@ struct PriorityWeights {
   double partition = 0;
   double qos = 0;
   /// Scale of the site factor: the policy score's rank share mapped to [0, site], as site_factor/rlsched writes it
-  /// with rlsched.yaml's score_scale (10000 by default; the CLI sets it from --config).
-  double site = 10000;
+  /// with rlsched.yaml's score_scale (kDefaultScoreScale without one; the CLI sets it from --config).
+  double site = kDefaultScoreScale;
   Seconds max_age = 7 * 86400;            ///< PriorityMaxAge
   Seconds decay_half_life = 7 * 86400;    ///< PriorityDecayHalfLife
   Seconds calc_period = 300;              ///< PriorityCalcPeriod: how often priorities are recomputed

@@ -66,7 +66,7 @@ struct PluginConfig {
   std::string fallback = "multifactor";
   /// Site factors range over [0, score_scale]: a job's site factor is score_scale times the share of the last
   /// scored batch that scored strictly lower (its rank share; the simulator's weights.site does the same).
-  std::uint32_t score_scale = 10000;
+  std::uint32_t score_scale = kDefaultScoreScale;
   /// Log per-job detail at info level (as DebugFlags=Priority does at verbose level).
   bool debug = false;
   /// Seconds between checks of the model file for changes (hot reload); 0: only at scontrol reconfigure.

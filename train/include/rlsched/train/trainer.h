@@ -67,7 +67,7 @@ struct TrainConfig {
   std::string cluster;
   /// The site factor's weight in the Slurm-model validation runs: score_scale of the rlsched.yaml the model will
   /// serve under (site_factor/rlsched writes the rank share times it).
-  std::uint32_t score_scale = 10000;
+  std::uint32_t score_scale = kDefaultScoreScale;
   sim::Backfill backfill = sim::Backfill::kEasy;
   std::size_t sequence_length = 256;  ///< jobs per training episode
   std::size_t episodes_per_epoch = 32;
