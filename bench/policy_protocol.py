@@ -5,7 +5,7 @@ rules of thumb on workloads it never saw?
     python3 bench/policy_protocol.py [--protocol loo,time-split,default,shipped] [--workloads lublin,ricc,...]
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
-        [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml]
+        [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml] [--card policy_models/default/policy.md]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -374,6 +374,40 @@ def summary(results):
     return (*ratios(model, best), best["policy"])
 
 
+# What a model card says of each protocol it can show (--card): its section's title.
+CARD_SECTIONS = {"loo": "## Out of sample: leave one out (the same recipe, trained without the workload)",
+                 "time-split": "## Out of sample: the time split (`rlsched train` on a trace's first 80%)"}
+
+
+def card_section(proto, command, when, summaries, notes=()):
+    """A model card's section for one protocol: how it was measured and the summary rows of that protocol
+    (summaries: (protocol, workload, backfill, ratio, p99, best heuristic)), then notes (a family's line)."""
+    lines = [CARD_SECTIONS[proto], "",
+             f"Measured {when} by `{command}` (docs/policy-protocol.md). Ratio: the model's average bounded slowdown "
+             "and p99 wait over those of the best heuristic of the same run; it wins with a lower slowdown and a p99 "
+             "no higher.", "",
+             "| workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |", "|---|---|---|---|---|---|"]
+    for p, name, backfill, ratio, p99, best in summaries:
+        if p == proto:
+            lines.append(f"| {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | "
+                         f"{'yes' if won(ratio, p99) else 'no'} |")
+    return lines + ([""] + list(notes) if notes else [])
+
+
+def put_section(text, section):
+    """text with the section titled section[0] replaced by the lines of section (appended when it has none): a
+    section runs from its title to the next '## ' title or the end."""
+    lines = text.rstrip("\n").split("\n")
+    title = section[0]
+    if title in lines:
+        start = lines.index(title)
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        lines[start:end] = list(section) + ([""] if end < len(lines) else [])
+    else:
+        lines += [""] + list(section)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rlsched", default=os.path.join(ROOT, "build", "release", "tools", "rlsched"))
@@ -399,12 +433,16 @@ def main():
     p.add_argument("--out", help="write the Markdown report here too")
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
     p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
+    p.add_argument("--card", help="the model card (.md) to put this run's leave-one-out and time-split summaries "
+                                  "in, each as a section of its own that a later run replaces")
     p.add_argument("--config", default=CONFIG,
                    help="the rlsched.yaml every train and evaluate run applies (a variant to try, e.g. another "
                         "score_scale; default: the shipped example)")
     args = p.parse_args()
     if not os.path.isfile(args.config):
         sys.exit(f"policy_protocol: --config: no such file '{args.config}'")
+    if args.card and not os.path.isfile(args.card):
+        sys.exit(f"policy_protocol: --card: no such model card '{args.card}'")
     args.models = [m for m in args.models.split(",") if m]
     training_seeds = args.training_seeds
     try:
@@ -434,15 +472,18 @@ def main():
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)
     log_path = os.path.join(folder, "protocol.log")
-    report = [f"# Out-of-sample protocol ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
-              f"`python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
-              f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}"
-              + (f" --sites {args.sites}" if args.sites > 1 else "")
-              + (f" --models {','.join(args.models)}" if args.models else "")
-              + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
-              + (f" --config {args.config}" if args.config != CONFIG else "")
-              + f"`; judged with `--config {args.config}`.",
-              ""]
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    command = (f"python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
+               f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}"
+               + (f" --sites {args.sites}" if args.sites > 1 else "")
+               + (f" --models {','.join(args.models)}" if args.models else "")
+               + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
+               + (f" --seed {args.seed}" if args.seed != 1 else "")
+               + (f" --backfill {args.backfill}" if args.backfill != "easy,none" else "")
+               + "".join(f" --train-arg={a}" for a in args.train_arg)
+               + (f" --config {args.config}" if args.config != CONFIG else ""))
+    report = [f"# Out-of-sample protocol ({when})", "", f"`{command}`; judged with `--config {args.config}`.", ""]
+    family_lines = []
     with open(log_path, "w") as log:
         workloads = shared_workloads()
         judged = {}
@@ -504,7 +545,8 @@ def main():
                         summaries.append(("loo", name, backfill, ratio, p99, best))
                         site_ratios.append((ratio, p99))
                     if len(members) > 1:
-                        report += [family_line(fold, backfill, site_ratios), ""]
+                        family_lines.append(family_line(fold, backfill, site_ratios))
+                        report += [family_lines[-1], ""]
 
         if SELF_TUNING in protocols:
             report += ["## Self-tuning: no training; it chooses among its candidates on the site's own past", ""]
@@ -547,6 +589,15 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
+    if args.card:
+        with open(args.card) as f:
+            card = f.read()
+        for proto in ("loo", "time-split"):
+            if proto in protocols:
+                notes = [f"- {line}" for line in family_lines] if proto == "loo" else []
+                card = put_section(card, card_section(proto, command, when, summaries, notes))
+        with open(args.card, "w") as f:
+            f.write(card)
     print(f"models, JSON and the log: {folder}", file=sys.stderr)
 
 

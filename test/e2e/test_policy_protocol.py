@@ -131,5 +131,55 @@ def test_a_family_line_gives_geometric_means_wins_and_the_worst_site():
                     "1 of 3 won, worst 2.00")
 
 
+CARD = """# rlsched policy `default/policy.pt`
+
+## Data
+
+trained on X
+
+## Out of sample: leave one out (the same recipe, trained without the workload)
+
+old figures
+
+## Training
+
+PPO
+"""
+
+
+def test_a_card_section_shows_its_protocols_rows_and_a_rerun_replaces_it():
+    rows = [("loo", "lublin", "easy", 0.67, 0.42, "f1"), ("time-split", "coare", "easy", 0.98, 1.2, "sjf"),
+            ("loo", "ricc", "easy", 1.26, 1.09, "unicep"), ("loo", "coare", "easy", 0.9, 1.01, "sjf")]
+    section = pp.card_section("loo", "python3 bench/policy_protocol.py --protocol loo", "2026-12-05 12:00 UTC",
+                              rows, ["- a family line"])
+    assert section[0] == pp.CARD_SECTIONS["loo"]
+    # Only leave one out's rows; COARE's p99 1.01 is above its heuristic's, so no win.
+    assert [line for line in section if line.startswith("| ") and not line.startswith("| workload")] == [
+        "| lublin | easy | f1 | 0.67 | 0.42 | yes |", "| ricc | easy | unicep | 1.26 | 1.09 | no |",
+        "| coare | easy | sjf | 0.90 | 1.01 | no |"]
+    assert section[-1] == "- a family line"
+    assert "`python3 bench/policy_protocol.py --protocol loo`" in section[2]
+
+    card = pp.put_section(CARD, section)
+    # Replaced in place: the old figures are gone, the sections around it kept, in their order.
+    assert "old figures" not in card and card.count(pp.CARD_SECTIONS["loo"]) == 1
+    assert card.index("## Data") < card.index(pp.CARD_SECTIONS["loo"]) < card.index("## Training")
+    assert "trained on X" in card and card.endswith("## Training\n\nPPO\n")
+    assert "| coare | easy | sjf | 0.90 | 1.01 | no |\n\n- a family line\n\n## Training" in card
+    # A rerun gives the same card; a protocol the card lacks is appended at its end.
+    assert pp.put_section(card, section) == card
+    split = pp.card_section("time-split", "cmd", "then", rows)
+    with_split = pp.put_section(card, split)
+    assert with_split.startswith(card.rstrip("\n")) and with_split.endswith("| coare | easy | sjf | 0.98 | 1.20 | no |\n")
+
+
+def test_a_missing_card_is_refused_before_any_run(tmp_path):
+    missing = tmp_path / "nowhere.md"
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--card", str(missing)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"--card: no such model card '{missing}'" in run.stderr
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
