@@ -131,6 +131,15 @@ def test_a_family_line_gives_geometric_means_wins_and_the_worst_site():
                     "1 of 3 won, worst 2.00")
 
 
+def test_the_folds_line_counts_a_family_by_its_geometric_means():
+    # lublin 0.67 / 0.42 won; ricc 1.26 / 1.09 lost; gen-cpu's sites' means 0.90 / 0.79 won; gen-gpu 0.97 / 1.004
+    # lost (p99 above). Geometric means over the 4 folds: (0.67 * 1.26 * 0.9 * 0.97) ** 0.25 = 0.927,
+    # (0.42 * 1.09 * 0.79 * 1.004) ** 0.25 = 0.776.
+    line = pp.folds_line("easy", [("lublin", 0.67, 0.42), ("ricc", 1.26, 1.09), ("gen-cpu", 0.9, 0.79),
+                                  ("gen-gpu", 0.97, 1.004)])
+    assert line.startswith("**Leave one out, easy backfill: 2 of 4 folds won**, geometric mean 0.93 / 0.78 ")
+
+
 CARD = """# rlsched policy `default/policy.pt`
 
 ## Data
