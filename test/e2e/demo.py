@@ -182,7 +182,8 @@ def show_site_factors(lab: Lab) -> str:
                          + (updates[-1].split("] ", 1)[-1] if updates else "none")) from e
     say("the queue")
     show(lab, "squeue", "-o", "%.5i %.17j %.9P %.18b %.9T %.6l %.10M %R")
-    say("priorities of the pending jobs, highest first (SITE = rlsched's learned rank, 0..10000)")
+    say(f"priorities of the pending jobs, highest first (SITE = rlsched's learned rank, "
+        f"0..{rlsched_plugins.SCORE_SCALE})")
     show(lab, "sprio", "--sort=-y")
     sites = sorted({int(r["site"]) for r in rows})
     return (f"{len(rows)} pending jobs ranked by the model: {len(sites)} different SITE values from {sites[0]} to "
