@@ -358,13 +358,20 @@ def geometric_mean(values):
     return math.exp(sum(map(math.log, finite)) / len(finite)) if finite else float("nan")
 
 
+def fold_means(site_ratios):
+    """A fold's (slowdown ratio, p99 ratio) from its sites' (the geometric means; a shared trace's own)."""
+    return geometric_mean([b for b, _ in site_ratios]), geometric_mean([p for _, p in site_ratios])
+
+
 def family_line(fold, backfill, site_ratios):
     """One line for a generated family left out: the geometric means of its sites' ratios, the sites won (both
     ratios at most 1, slowdown below) and the worst slowdown ratio."""
     wins = sum(1 for b, p in site_ratios if won(b, p))
+    ratio, p99 = fold_means(site_ratios)
     return (f"**{fold} left out, {backfill} backfill, over its {len(site_ratios)} sites**: geometric mean "
-            f"{geometric_mean([b for b, _ in site_ratios]):.2f} / {geometric_mean([p for _, p in site_ratios]):.2f}"
-            f", {wins} of {len(site_ratios)} won, worst {max(b for b, _ in site_ratios):.2f}")
+            f"{ratio:.2f} / {p99:.2f}, {wins} of {len(site_ratios)} won, worst {max(b for b, _ in site_ratios):.2f}")
+
+
 
 
 def folds_line(backfill, fold_ratios):
@@ -452,6 +459,9 @@ def main():
         sys.exit(f"policy_protocol: --config: no such file '{args.config}'")
     if args.card and not os.path.isfile(args.card):
         sys.exit(f"policy_protocol: --card: no such model card '{args.card}'")
+    if args.card and not set(args.protocol.split(",")) & set(CARD_SECTIONS):
+        sys.exit(f"policy_protocol: --card: --protocol {args.protocol} writes no section of a model card "
+                 f"(only {' and '.join(CARD_SECTIONS)} do)")
     args.models = [m for m in args.models.split(",") if m]
     training_seeds = args.training_seeds
     try:
@@ -556,8 +566,7 @@ def main():
                     if len(members) > 1:
                         loo_notes.append(family_line(fold, backfill, site_ratios))
                         report += [loo_notes[-1], ""]
-                    fold_ratios.setdefault(backfill, []).append(
-                        (fold, geometric_mean([b for b, _ in site_ratios]), geometric_mean([p for _, p in site_ratios])))
+                    fold_ratios.setdefault(backfill, []).append((fold, *fold_means(site_ratios)))
             for backfill, folds in fold_ratios.items():
                 loo_notes.append(folds_line(backfill, folds))
                 report += [loo_notes[-1], ""]

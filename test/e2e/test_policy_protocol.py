@@ -190,5 +190,21 @@ def test_a_missing_card_is_refused_before_any_run(tmp_path):
     assert f"--card: no such model card '{missing}'" in run.stderr
 
 
+def test_a_card_without_a_protocol_it_shows_is_refused_before_any_run(tmp_path):
+    card = tmp_path / "policy.md"
+    card.write_text(CARD)
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "shipped", "--card", str(card)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--card: --protocol shipped writes no section of a model card (only loo and time-split do)" in run.stderr
+    assert card.read_text() == CARD
+
+
+def test_a_shared_traces_fold_means_are_its_own_ratios():
+    assert pp.fold_means([(0.67, 0.42)]) == pytest.approx((0.67, 0.42))
+    # Two sites: geometric means (0.5 * 2) ** 0.5 = 1 and (0.25 * 1) ** 0.5 = 0.5.
+    assert pp.fold_means([(0.5, 0.25), (2, 1)]) == pytest.approx((1.0, 0.5))
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
