@@ -1124,6 +1124,24 @@ TEST_CASE("train takes one cluster per trace, in --trace order") {
                              "--cluster", gpu + ".cluster.yaml", "--cluster", "implied", "--output", model});
   CHECK(three.exit_code == 1);
   CHECK(contains(three.err, "--cluster is given 3 times for 2 traces"));
+  // --trace-weight pairs with --trace as --cluster does; a weight counts in the card, and below 1 is refused.
+  const Run weighted = run_cli({"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster", "implied",
+                                "--cluster", gpu + ".cluster.yaml", "--trace-weight", "3", "--trace-weight", "1",
+                                "--epochs", "1", "--sequence-length", "64", "--validation-sequences", "2",
+                                "--output", model});
+  INFO(weighted.err);
+  REQUIRE(weighted.exit_code == 0);
+  const std::string weighted_card = slurp(dir.file("mixed.md"));
+  CHECK(contains(weighted_card, "| " + cpu + ".swf (counts 3 times) | "));
+  CHECK(contains(weighted_card, "| " + gpu + ".sacct | 480 |"));
+  const Run one_weight = run_cli({"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster",
+                                  "implied", "--cluster", gpu + ".cluster.yaml", "--trace-weight", "2", "--output",
+                                  model});
+  CHECK(one_weight.exit_code == 1);
+  CHECK(contains(one_weight.err, "--trace-weight is given 1 times for 2 traces"));
+  const Run zero = run_cli({"train", "--trace", cpu + ".swf", "--trace-weight", "0", "--output", model});
+  CHECK(zero.exit_code == 1);
+  CHECK(contains(zero.err, "--trace-weight 0 for " + cpu + ".swf: a trace counts at least once"));
   // A model that could not be written is refused before training, not after minutes of it.
   const Run nowhere = run_cli({"train", "--trace", cpu + ".swf", "--sequence-length", "64", "--epochs", "1",
                                "--validation-sequences", "2", "--output", dir.file("missing/model.pt")});

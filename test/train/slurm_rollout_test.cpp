@@ -438,6 +438,45 @@ TEST_CASE("in the Slurm model the model kept is no worse on the whole training p
   CHECK(result->best_validation_cost_ratio < result->initial_validation_cost_ratio);
 }
 
+// TrainWorkload::weight: a workload of weight 2 is drawn, imitated and validated as the same workload given twice,
+// in either simulator (compat rollouts selected in the Slurm model, as the default model's recipe does); the weight
+// on the other workload changes the run.
+TEST_CASE("a workload of weight 2 trains exactly as the same workload given twice") {
+  const TrainWorkload one = short_first_workload(1500, 7), other = short_first_workload(1500, 9, 2);
+  for (const Rollouts rollouts : {Rollouts::kSlurm, Rollouts::kCompat}) {
+    INFO(to_string(rollouts));
+    TrainConfig c = shortest_first_config();
+    c.rollouts = rollouts;
+    c.select_on_slurm = true;
+    c.epochs = 3;
+    c.workloads = {one, one, other};
+    auto twice = train_policy(c);
+    TrainWorkload heavy = one;
+    heavy.weight = 2;
+    c.workloads = {heavy, other};
+    auto weighted = train_policy(c);
+    TrainWorkload heavy_other = other;
+    heavy_other.weight = 2;
+    c.workloads = {one, heavy_other};
+    auto reweighted = train_policy(c);
+    INFO(twice.status().message() << weighted.status().message() << reweighted.status().message());
+    REQUIRE((twice.ok() && weighted.ok() && reweighted.ok()));
+    CHECK(weighted->initial_validation_cost_ratio == twice->initial_validation_cost_ratio);
+    REQUIRE(weighted->curve.size() == twice->curve.size());
+    for (std::size_t i = 0; i < twice->curve.size(); ++i) {
+      CHECK(weighted->curve[i].train_cost_ratio == twice->curve[i].train_cost_ratio);
+      CHECK(weighted->curve[i].validation_cost_ratio == twice->curve[i].validation_cost_ratio);
+    }
+    CHECK(weighted->best_validation_cost_ratio == twice->best_validation_cost_ratio);
+    CHECK(reweighted->initial_validation_cost_ratio != weighted->initial_validation_cost_ratio);
+  }
+  TrainConfig c = shortest_first_config();
+  TrainWorkload none = one;
+  none.weight = 0;
+  c.workloads = {none};
+  CHECK(train_policy(c).status().message() == "short-first: weight 0: a training workload counts at least once");
+}
+
 // Not run by default (hidden): what an episode costs in each simulator, for docs/cli.md.
 // train_tests "[.bench]" -s
 TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {

@@ -33,6 +33,8 @@ struct TrainOptions {
   /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
   /// ("implied" for a trace whose own header says its machine).
   std::vector<std::string> clusters;
+  /// --trace-weight: none (every trace counts once) or one per trace in --trace order.
+  std::vector<int> weights;
   /// The promise for a site's retraining with default options: at most 10 minutes on 2 cores.
   double time_budget_minutes = 10;
   std::string command_line;
@@ -82,6 +84,15 @@ int run_train(TrainOptions& options) {
     const std::string& c = clusters.size() == 1 ? clusters.front() : clusters.size() > 1 ? clusters[i] : "";
     return c == "implied" ? "" : c;
   };
+  const std::vector<int>& weights = options.weights;
+  if (!weights.empty() && weights.size() != config.traces.size())
+    return fail(Status::InvalidInput(fmt::format(
+        "--trace-weight is given {} times for {} traces: give none, or one per --trace in the same order",
+        weights.size(), config.traces.size())));
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    if (weights[i] < 1)
+      return fail(Status::InvalidInput(fmt::format("--trace-weight {} for {}: a trace counts at least once",
+                                                   weights[i], config.traces[i])));
   for (const std::string& c : clusters)
     if (c != "implied" && !std::filesystem::is_regular_file(c))
       return fail(Status::InvalidInput(fmt::format("--cluster {}: no such file", c)));
@@ -99,7 +110,8 @@ int run_train(TrainOptions& options) {
     run.config = options.plugin_config;
     auto inputs = load_inputs(run);
     if (!inputs.ok()) return fail(inputs.status());
-    config.workloads.push_back(train::TrainWorkload{path, std::move(inputs->workload), std::move(inputs->cluster)});
+    config.workloads.push_back(train::TrainWorkload{path, std::move(inputs->workload), std::move(inputs->cluster),
+                                                    weights.empty() ? 1 : weights[i]});
   }
   config.traces.clear();
 
@@ -158,6 +170,11 @@ CommandRunner setup_train(CLI::App& app) {
                  "needed for dumps with accelerator jobs. Once for every trace, or once per --trace in the same "
                  "order ('implied': the machine the trace's own header gives)")
       ->type_name("FILE");
+  app.add_option("--trace-weight", options->weights,
+                 "How many traces a trace counts as: its episodes are drawn and its validation figure counts that "
+                 "many times as often (a few real traces beside many generated sites). None, or once per --trace "
+                 "in the same order")
+      ->type_name("N");
   app.add_option("--config", options->plugin_config,
                  "The rlsched.yaml the model will serve under, applied as evaluate applies it: its score_scale "
                  "weighs the learned rank beside the cluster's multifactor weights in the Slurm-model rollouts and "

@@ -43,6 +43,7 @@ nlohmann::json training_record(const ExportInfo& info) {
   nlohmann::json data = nlohmann::json::array();
   for (const TraceSplit& t : info.traces)
     data.push_back({{"trace", t.path},
+                    {"weight", t.weight},
                     {"jobs", t.prepared.jobs.size()},
                     {"train_jobs", t.train_end},
                     {"validation_jobs", t.prepared.jobs.size() - t.train_end},
@@ -149,7 +150,8 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
       "the last are held back unread, for `rlsched evaluate --candidate`.\n\n"
       "| trace | jobs read | trained on | validation | held back, unread | machine |\n|---|---|---|---|---|---|\n";
   for (const TraceSplit& t : info.traces)
-    md += fmt::format("| {} | {} | first {} | next {} | last {} | {} nodes x {} CPUs |\n", t.path,
+    md += fmt::format("| {}{} | {} | first {} | next {} | last {} | {} nodes x {} CPUs |\n", t.path,
+                      t.weight == 1 ? std::string() : fmt::format(" (counts {} times)", t.weight),
                       t.prepared.jobs.size(), t.train_end, t.prepared.jobs.size() - t.train_end, t.held_back_jobs,
                       t.prepared.nodes, t.prepared.procs_per_node);
   md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")

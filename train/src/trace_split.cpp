@@ -63,7 +63,9 @@ Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& confi
 }
 
 Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConfig& config) {
-  return split(workload.label, workload.workload, workload.cluster, config);
+  auto out = split(workload.label, workload.workload, workload.cluster, config);
+  if (out.ok()) out->weight = workload.weight;
+  return out;
 }
 
 Workload validation_workload(const TraceSplit& t) {

@@ -23,6 +23,7 @@ struct TraceSplit {
   std::vector<std::size_t> validation_starts;  ///< first jobs of the validation sequences
   /// The cluster the trace ran on (TrainConfig::cluster); null: the one the trace implies.
   std::shared_ptr<const Cluster> cluster;
+  int weight = 1;  ///< TrainWorkload::weight
 };
 
 /// Reads `path`, drops its last config.held_back and splits the rest by config.validation_share. \return InvalidInput

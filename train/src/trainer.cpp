@@ -109,9 +109,13 @@ class Trainer {
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         nets_(static_cast<int>(features::kFeatureCount), config.hidden),
         optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
+    for (std::size_t t = 0; t < traces_.size(); ++t)
+      for (int w = 0; w < traces_[t].weight; ++w) draws_.push_back(t);
     for (const TraceSplit& t : traces_)
-      for (std::size_t start : t.validation_starts)
+      for (std::size_t start : t.validation_starts) {
         validation_.push_back(Sequence{&t.prepared, start, config.sequence_length});
+        validation_weight_.push_back(t.weight);
+      }
     validation_reference_.resize(validation_.size());
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
@@ -296,9 +300,9 @@ class Trainer {
   std::vector<Teacher> joint_teacher() {
     Teacher best = search_teacher(
         [&](const Scorer& scorer) {
-          double log_sum = 0;
-          for (std::size_t t = 0; t < traces_.size(); ++t) log_sum += std::log(training_part_ratio(t, scorer));
-          return std::exp(log_sum / static_cast<double>(traces_.size()));
+          std::vector<double> log_ratio(traces_.size());
+          for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(training_part_ratio(t, scorer));
+          return std::exp(pool_mean(log_ratio));
         },
         threads_, /*cluster_relative=*/true);
     teacher_ = fmt::format(
@@ -349,7 +353,7 @@ class Trainer {
     return slurm_reference_cost(all, scorer, slurm_sim_, cost_) / training_reference_[t];
   }
 
-  /// The greedy policy's training_part_ratio, averaged over the traces.
+  /// The greedy policy's training_part_ratio, averaged over the traces (pool_mean).
   double training_part_ratio() {
     const PlainMlp plain = nets_->to_plain();
     std::vector<double> ratio(traces_.size());
@@ -357,9 +361,23 @@ class Trainer {
       const PlainMlpScorer learned(plain);  // one per call: its scratch buffers are its own
       ratio[t] = training_part_ratio(t, learned);
     });
-    double sum = 0;
-    for (double r : ratio) sum += r;
-    return ratio.empty() ? 1.0 : sum / static_cast<double>(ratio.size());
+    return pool_mean(ratio);
+  }
+
+  /// The mean of one figure per trace, each counted its weight times (TrainWorkload::weight); 1 without traces.
+  /// With every weight 1 it is the plain mean, to the last bit.
+  double pool_mean(const std::vector<double>& by_trace) const {
+    double sum = 0, count = 0;
+    for (std::size_t t = 0; t < by_trace.size(); ++t) {
+      sum += traces_[t].weight * by_trace[t];
+      count += traces_[t].weight;
+    }
+    return count > 0 ? sum / count : 1.0;
+  }
+
+  /// A trace drawn at random, each as often as its weight says.
+  std::size_t draw_trace(std::mt19937_64& rng) const {
+    return draws_[std::uniform_int_distribution<std::size_t>(0, draws_.size() - 1)(rng)];
   }
 
   /// Called when a checkpoint beats the kept model on the validation jobs: it is kept only if it is no worse on
@@ -391,7 +409,7 @@ class Trainer {
     auto demonstrate = [&](bool in_slurm) {
       parallel_for(n, threads_, [&](std::size_t i) {
         std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
-        const std::size_t t = i % traces_.size();
+        const std::size_t t = draws_[i % draws_.size()];
         demos[i] =
             in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
                                            config_.visible_queue, rng)
@@ -452,15 +470,13 @@ class Trainer {
     return slurm_ ? t.cluster->total_cpus() : t.prepared.nodes * t.prepared.procs_per_node;
   }
 
-  /// A sequence from a trace drawn at random.
-  Sequence sample(std::mt19937_64& rng) const {
-    return start_in(traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)], rng);
-  }
+  /// A sequence from a trace drawn at random (draw_trace).
+  Sequence sample(std::mt19937_64& rng) const { return start_in(traces_[draw_trace(rng)], rng); }
 
-  /// A sequence from trace t. It draws (and ignores) a trace index first, as sample() does: a single-trace run then
+  /// A sequence from trace t. It draws (and ignores) a trace first, as sample() does: a single-trace run then
   /// sees the same random streams whether its sequences come from here or from sample().
   Sequence sample_in(const TraceSplit& t, std::mt19937_64& rng) const {
-    std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
+    draw_trace(rng);
     return start_in(t, rng);
   }
 
@@ -473,7 +489,7 @@ class Trainer {
   /// A window of trace t's training jobs for the Slurm model. One draw in kUniformWindows is start_in's (where a
   /// compat sequence would start); the others start where scheduling matters (weigh_windows_by_contention).
   SlurmSequence slurm_start_in(const TraceSplit& t, std::mt19937_64& rng) const {
-    std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng);
+    draw_trace(rng);
     const Sequence s = start_in(t, rng);
     const std::vector<double>& cdf = contention_cdf_[static_cast<std::size_t>(&t - traces_.data())];
     std::size_t first = s.first;
@@ -541,8 +557,7 @@ class Trainer {
     std::vector<SlurmSequence> sequences(count);
     for (std::size_t s = 0; s < count; ++s) {
       std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), s);
-      const TraceSplit& t = traces_[std::uniform_int_distribution<std::size_t>(0, traces_.size() - 1)(rng)];
-      sequences[s] = slurm_start_in(t, rng);
+      sequences[s] = slurm_start_in(traces_[draw_trace(rng)], rng);
     }
     std::vector<double> references(count);
     parallel_for(count, threads_, [&](std::size_t s) {
@@ -609,15 +624,13 @@ class Trainer {
     }
   }
 
-  /// Mean over the traces of metric_of(trace) (a slurm_metric on that trace's validation jobs, called from several
-  /// threads at once) over the reference's (1 without traces).
+  /// Mean over the traces (pool_mean) of metric_of(trace) (a slurm_metric on that trace's validation jobs, called
+  /// from several threads at once) over the reference's.
   double slurm_validation_ratio(const std::function<double(std::size_t)>& metric_of) {
     std::vector<double> ratio(validation_jobs_.size());
     parallel_for(validation_jobs_.size(), threads_,
                  [&](std::size_t i) { ratio[i] = metric_of(i) / validation_slurm_reference_[i]; });
-    double sum = 0;
-    for (double r : ratio) sum += r;
-    return ratio.empty() ? 1.0 : sum / static_cast<double>(ratio.size());
+    return pool_mean(ratio);
   }
 
   /// The greedy policy's metric over the reference's: in the Slurm model over each trace's validation jobs, or the
@@ -638,9 +651,12 @@ class Trainer {
           run_policy(validation_[i], plain, backfill_, /*greedy=*/true, 0, cost_, validation_reference_[i], unused);
       ratio[i] = e.cost_ratio();
     });
-    double sum = 0;
-    for (double r : ratio) sum += r;
-    return validation_.empty() ? 1.0 : sum / static_cast<double>(validation_.size());
+    double sum = 0, count = 0;  // each sequence counted its trace's weight times, as pool_mean does
+    for (std::size_t i = 0; i < ratio.size(); ++i) {
+      sum += validation_weight_[i] * ratio[i];
+      count += validation_weight_[i];
+    }
+    return count > 0 ? sum / count : 1.0;
   }
 
   /// Every heuristic and the policy on the validation sequences: the model card's table.
@@ -772,6 +788,7 @@ class Trainer {
   const TrainConfig& config_;
   const std::optional<InitialPolicy> initial_;  ///< warm start from a model file, instead of imitation
   std::vector<TraceSplit> traces_;
+  std::vector<std::size_t> draws_;  ///< each trace's index, weight times: draw_trace's urn
   std::vector<std::vector<double>> contention_cdf_;  ///< Slurm mode: per trace, cumulative window weights
   std::vector<std::vector<std::uint32_t>> window_warmup_;  ///< Slurm mode: per trace and window start, its warm-up
   std::unique_ptr<Scorer> reference_;
@@ -783,6 +800,7 @@ class Trainer {
   PolicyNets nets_;
   torch::optim::Adam optimizer_;
   std::vector<Sequence> validation_;
+  std::vector<int> validation_weight_;  ///< the weight of each validation sequence's trace
   std::vector<double> validation_reference_;
   std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
   std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
@@ -828,6 +846,9 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
     traces.push_back(std::move(*split));
   }
   for (const TrainWorkload& workload : config.workloads) {
+    if (workload.weight < 1)
+      return Status::InvalidInput(
+          fmt::format("{}: weight {}: a training workload counts at least once", workload.label, workload.weight));
     auto split = split_workload(workload, config);
     if (!split.ok()) return split.status();
     traces.push_back(std::move(*split));

@@ -49,6 +49,9 @@ struct TrainWorkload {
   std::string label;  ///< where it came from (a path), for the card
   Workload workload;
   Cluster cluster;  ///< its priority.site is replaced by TrainConfig::score_scale
+  /// How many workloads it counts as: its sequences are drawn, its imitation episodes run and its validation figure
+  /// counts this many times as often as a weight-1 workload's (a few real traces beside many generated sites).
+  int weight = 1;
 };
 
 struct TrainConfig {
