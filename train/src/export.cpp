@@ -1,5 +1,7 @@
 #include "export.h"
 
+#include <dlfcn.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +14,16 @@
 
 namespace rlsched::train {
 namespace {
+
+/// The BLAS kernels libtorch's matrix products ran on, which the weights depend on: OpenBLAS picks its kernels by
+/// CPU when it loads, and the same command and seed start PPO from a different network on another CPU (the
+/// default's recipe at 0.6548 with SkylakeX kernels, 0.6305 with Haswell's, 0.5843 with Cooperlake's;
+/// policy_models/README.md). OPENBLAS_CORETYPE=NAME picks NAME's kernels on any CPU that has their instructions.
+std::string blas_kernels() {
+  using CoreName = char* (*)();
+  const auto core = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return core != nullptr ? fmt::format("OpenBLAS {} kernels", core()) : std::string("not OpenBLAS");
+}
 
 /// The network as a model file describes it: only the features it uses (the others have zero weights).
 policy::MlpSpec spec_of(PolicyNets& nets) {
@@ -94,7 +106,8 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"teacher_cost_ratio", info.result.teacher_validation_cost_ratio},
             {"best_cost_ratio", info.result.best_validation_cost_ratio},
             {"table", table}}},
-          {"command", c.command_line}};
+          {"command", c.command_line},
+          {"blas", blas_kernels()}};
 }
 
 std::string card_path(const TrainConfig& c) {
@@ -246,6 +259,10 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
   md += evaluations;
   md += curve_section(c, info.result.curve);
   md += fmt::format("\n## Reproduce\n\n```\n{}\n```\n", c.command_line.empty() ? "rlsched train ..." : c.command_line);
+  md += fmt::format(
+      "\nTrained with {}. The same command and seed write the same weights with the same kernels; other kernels round "
+      "matrix products differently and train another network (`OPENBLAS_CORETYPE` chooses OpenBLAS's).\n",
+      blas_kernels());
   return md;
 }
 
