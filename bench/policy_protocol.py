@@ -126,10 +126,11 @@ def run(cmd, log):
     return time.time() - started
 
 
-def train(args, name, sources, folder, log, held_back=None, model=None):
+def train(args, name, sources, folder, log, held_back=None, model=None, weights=None):
     """Trains on `sources` (workload specs) with the default options; returns the model path and seconds.
     held_back: the share of each source's last jobs train leaves unread (None: its default, the part `evaluate
-    --candidate` judges). model: where the model goes (default: FOLDER/NAME.pt)."""
+    --candidate` judges). model: where the model goes (default: FOLDER/NAME.pt). weights: how many workloads each
+    source counts as (train's --trace-weight; None: once each)."""
     model = model or os.path.join(folder, f"{name}.pt")
     cmd = [args.rlsched, "train", "--config", args.config, "--output", model, "--threads", str(args.threads),
            "--time-budget", str(args.train_minutes), "--seed", str(args.seed)] + args.train_arg
@@ -137,7 +138,16 @@ def train(args, name, sources, folder, log, held_back=None, model=None):
         cmd += ["--held-back", str(held_back)]
     for spec in sources:  # one --cluster per --trace ("implied": the SWF header's machine)
         cmd += ["--trace", spec["trace"], "--cluster", spec.get("cluster", "implied")]
+    if weights and any(w != 1 for w in weights):
+        for w in weights:
+            cmd += ["--trace-weight", str(w)]
     return model, run(cmd, log)
+
+
+def pool_weights(args, names):
+    """How many workloads each training workload named counts as: --shared-weight for a shared trace, 1 for a
+    generated site (a pool of a few real traces among dozens of generated sites)."""
+    return [args.shared_weight if family_of(name) is None else 1 for name in names]
 
 
 def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
@@ -372,8 +382,6 @@ def family_line(fold, backfill, site_ratios):
             f"{ratio:.2f} / {p99:.2f}, {wins} of {len(site_ratios)} won, worst {max(b for b, _ in site_ratios):.2f}")
 
 
-
-
 def folds_line(backfill, fold_ratios):
     """Leave one out over all its folds with one backfill (fold_ratios: (fold, slowdown ratio, p99 ratio); a family
     by the geometric means of its sites): the folds won and the geometric means over the folds."""
@@ -442,6 +450,9 @@ def main():
                    help="--protocol shipped: more models (comma-separated .pt paths) judged beside the default")
     p.add_argument("--train-minutes", type=float, default=10, help="each training run's --time-budget")
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--shared-weight", type=int, default=1,
+                   help="loo and default: how many workloads each shared trace counts as in training (train's "
+                        "--trace-weight; generated sites count once)")
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
     p.add_argument("--train-arg", action="append", default=[],
                    help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
@@ -470,6 +481,8 @@ def main():
         sys.exit(f"policy_protocol: --training-seeds '{training_seeds}': expected seeds and ranges, e.g. 1-4,9")
     if args.sites < 1:
         sys.exit("policy_protocol: --sites must be at least 1")
+    if args.shared_weight < 1:
+        sys.exit("policy_protocol: --shared-weight must be at least 1 (a trace counts at least once)")
     for m in args.models:
         if not os.path.isfile(m):
             sys.exit(f"policy_protocol: --models: no such model file '{m}'")
@@ -498,6 +511,7 @@ def main():
                + (f" --models {','.join(args.models)}" if args.models else "")
                + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
                + (f" --seed {args.seed}" if args.seed != 1 else "")
+               + (f" --shared-weight {args.shared_weight}" if args.shared_weight != 1 else "")
                + (f" --backfill {args.backfill}" if args.backfill != "easy,none" else "")
                + "".join(f" --train-arg={a}" for a in args.train_arg)
                + (f" --config {args.config}" if args.config != CONFIG else ""))
@@ -523,8 +537,10 @@ def main():
         shipped, trained_on = SHIPPED, SHIPPED_TRAINED_ON
         if "default" in protocols:
             # Every workload but the judged generated seeds, which stay out of sample for `shipped`.
-            sources = [s for n, s in training_pool.items() if not n.startswith("gen-")]
-            shipped, seconds = train(args, "default", sources, folder, log, model=args.default_out)
+            pool = [n for n in training_pool if not n.startswith("gen-")]
+            sources = [training_pool[n] for n in pool]
+            shipped, seconds = train(args, "default", sources, folder, log, model=args.default_out,
+                                     weights=pool_weights(args, pool))
             trained_on = {n for n in training_pool if not n.startswith("gen-")}
             report += [f"## The default model, trained {seconds / 60:.1f} min on {len(sources)} workloads: {shipped}",
                        ""]
@@ -549,9 +565,11 @@ def main():
         if "loo" in protocols:
             report += ["## Leave one out", ""]
             for fold, members in loo_folds(judged):
-                sources = [training_pool[n] for n in fold_sources(training_pool, fold)]
+                pool = fold_sources(training_pool, fold)
+                sources = [training_pool[n] for n in pool]
                 # Judged on the workload left out: every job of the others may be read.
-                model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0)
+                model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0,
+                                       weights=pool_weights(args, pool))
                 for backfill in args.backfill.split(","):
                     site_ratios = []
                     for name in members:

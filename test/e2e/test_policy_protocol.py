@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,21 @@ def test_a_shared_traces_fold_means_are_its_own_ratios():
     assert pp.fold_means([(0.67, 0.42)]) == pytest.approx((0.67, 0.42))
     # Two sites: geometric means (0.5 * 2) ** 0.5 = 1 and (0.25 * 1) ** 0.5 = 0.5.
     assert pp.fold_means([(0.5, 0.25), (2, 1)]) == pytest.approx((1.0, 0.5))
+
+
+def test_shared_traces_count_shared_weight_times_and_train_passes_one_weight_per_trace(monkeypatch):
+    args = types.SimpleNamespace(shared_weight=3, rlsched="rlsched", config="rlsched.yaml", threads=0,
+                                 train_minutes=8, seed=1, train_arg=[])
+    names = ["lublin", "train-cpu-1", "gen-gpu-9792", "gavel"]
+    assert pp.pool_weights(args, names) == [3, 1, 1, 3]
+    commands = []
+    monkeypatch.setattr(pp, "run", lambda cmd, log: commands.append(cmd) or 0.0)
+    sources = [{"trace": n} for n in names]
+    pp.train(args, "m", sources, "/tmp", None, weights=pp.pool_weights(args, names))
+    pp.train(args, "m", sources, "/tmp", None, weights=[1, 1, 1, 1])
+    weighted, plain = commands
+    assert [weighted[i + 1] for i, a in enumerate(weighted) if a == "--trace-weight"] == ["3", "1", "1", "3"]
+    assert "--trace-weight" not in plain  # all ones: the command of before
 
 
 if __name__ == "__main__":
