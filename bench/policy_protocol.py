@@ -45,6 +45,7 @@ import concurrent.futures
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -142,6 +143,19 @@ def train(args, name, sources, folder, log, held_back=None, model=None, weights=
         for w in weights:
             cmd += ["--trace-weight", str(w)]
     return model, run(cmd, log)
+
+
+def blas_kernels(rlsched):
+    """The BLAS kernels rlsched's matrix products run on ("OpenBLAS Haswell kernels"), which a trained model's
+    weights, and so every figure here, depend on: OpenBLAS picks them by CPU unless OPENBLAS_CORETYPE says
+    (policy_models/README.md, stop 48)."""
+    try:
+        out = subprocess.run([rlsched, "--version"], env=dict(os.environ, OPENBLAS_VERBOSE="2"), capture_output=True,
+                             text=True)
+    except OSError:
+        return "BLAS kernels unknown (no rlsched to ask)"
+    core = re.search(r"^Core: (\S+)", out.stdout + out.stderr, re.MULTILINE)
+    return f"OpenBLAS {core.group(1)} kernels" if core else "BLAS kernels unknown (not OpenBLAS)"
 
 
 def pool_weights(args, names):
@@ -504,7 +518,7 @@ def main():
     folder = args.keep or tempfile.mkdtemp(prefix="rlsched-protocol-")
     os.makedirs(folder, exist_ok=True)
     log_path = os.path.join(folder, "protocol.log")
-    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    when = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with {blas_kernels(args.rlsched)}"
     command = (f"python3 bench/policy_protocol.py --protocol {args.protocol} --workloads {args.workloads} "
                f"--train-minutes {args.train_minutes:g} --judged-seed {args.judged_seed}"
                + (f" --sites {args.sites}" if args.sites > 1 else "")

@@ -222,5 +222,18 @@ def test_shared_traces_count_shared_weight_times_and_train_passes_one_weight_per
     assert "--trace-weight" not in plain  # all ones: the command of before
 
 
+def test_the_report_names_the_blas_kernels_openblas_says_it_runs(tmp_path):
+    # OpenBLAS says its kernels on stderr when OPENBLAS_VERBOSE=2: a stand-in rlsched that does the same.
+    fake = tmp_path / "rlsched"
+    fake.write_text('#!/bin/sh\necho "rlsched 0.1.0"\n[ "$OPENBLAS_VERBOSE" = 2 ] && echo "Core: Zen" >&2\nexit 0\n')
+    fake.chmod(0o755)
+    assert pp.blas_kernels(str(fake)) == "OpenBLAS Zen kernels"
+    quiet = tmp_path / "quiet"
+    quiet.write_text('#!/bin/sh\necho "rlsched 0.1.0"\n')
+    quiet.chmod(0o755)
+    assert pp.blas_kernels(str(quiet)) == "BLAS kernels unknown (not OpenBLAS)"
+    assert pp.blas_kernels(str(tmp_path / "missing")) == "BLAS kernels unknown (no rlsched to ask)"
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
