@@ -6,6 +6,7 @@ rules of thumb on workloads it never saw?
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
         [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml] [--card policy_models/default/policy.md]
+        [--shared-weight N] [--weight WORKLOAD=N ...]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -159,9 +160,27 @@ def blas_kernels(rlsched):
 
 
 def pool_weights(args, names):
-    """How many workloads each training workload named counts as: --shared-weight for a shared trace, 1 for a
-    generated site (a pool of a few real traces among dozens of generated sites)."""
-    return [args.shared_weight if family_of(name) is None else 1 for name in names]
+    """How many workloads each training workload named counts as: its --weight (a generated site: its family's),
+    else --shared-weight for a shared trace and 1 for a generated site (a pool of a few real traces among dozens
+    of generated sites)."""
+    return [args.weight.get(family_of(name) or name, 1 if family_of(name) else args.shared_weight)
+            for name in names]
+
+
+def parse_weights(texts, names):
+    """['gen-gpu=2', ...] -> {'gen-gpu': 2}: a workload of --workloads (a generated family: each of its training
+    sites) and how many workloads it counts as in training. ValueError says which and why."""
+    weights = {}
+    for text in texts:
+        name, eq, count = text.partition("=")
+        if not eq or not count.isdigit():
+            raise ValueError(f"'{text}': expected WORKLOAD=N, e.g. gen-gpu=2")
+        if name not in names:
+            raise ValueError(f"'{text}': {name} is not one of --workloads ({','.join(names)})")
+        if int(count) < 1:
+            raise ValueError(f"'{text}': a workload counts at least once")
+        weights[name] = int(count)
+    return weights
 
 
 def evaluate(args, spec, policies, backfill, folder, tag, log, extra=()):
@@ -467,6 +486,10 @@ def main():
     p.add_argument("--shared-weight", type=int, default=1,
                    help="loo and default: how many workloads each shared trace counts as in training (train's "
                         "--trace-weight; generated sites count once)")
+    p.add_argument("--weight", action="append", default=[], metavar="WORKLOAD=N",
+                   help="loo and default: how many workloads one of --workloads counts as in training, over "
+                        "--shared-weight (a generated family: each of its training sites; repeat it: "
+                        "--weight gen-gpu=2)")
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
     p.add_argument("--train-arg", action="append", default=[],
                    help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
@@ -497,6 +520,10 @@ def main():
         sys.exit("policy_protocol: --sites must be at least 1")
     if args.shared_weight < 1:
         sys.exit("policy_protocol: --shared-weight must be at least 1 (a trace counts at least once)")
+    try:
+        args.weight = parse_weights(args.weight, args.workloads.split(","))
+    except ValueError as e:
+        sys.exit(f"policy_protocol: --weight {e}")
     for m in args.models:
         if not os.path.isfile(m):
             sys.exit(f"policy_protocol: --models: no such model file '{m}'")
@@ -526,6 +553,7 @@ def main():
                + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
                + (f" --seed {args.seed}" if args.seed != 1 else "")
                + (f" --shared-weight {args.shared_weight}" if args.shared_weight != 1 else "")
+               + "".join(f" --weight {name}={count}" for name, count in args.weight.items())
                + (f" --backfill {args.backfill}" if args.backfill != "easy,none" else "")
                + "".join(f" --train-arg={a}" for a in args.train_arg)
                + (f" --config {args.config}" if args.config != CONFIG else ""))

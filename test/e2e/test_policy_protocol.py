@@ -6,6 +6,7 @@ Every expected value below is worked out by hand from the results written here.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import types
@@ -208,7 +209,7 @@ def test_a_shared_traces_fold_means_are_its_own_ratios():
 
 
 def test_shared_traces_count_shared_weight_times_and_train_passes_one_weight_per_trace(monkeypatch):
-    args = types.SimpleNamespace(shared_weight=3, rlsched="rlsched", config="rlsched.yaml", threads=0,
+    args = types.SimpleNamespace(shared_weight=3, weight={}, rlsched="rlsched", config="rlsched.yaml", threads=0,
                                  train_minutes=8, seed=1, train_arg=[])
     names = ["lublin", "train-cpu-1", "gen-gpu-9792", "gavel"]
     assert pp.pool_weights(args, names) == [3, 1, 1, 3]
@@ -220,6 +221,29 @@ def test_shared_traces_count_shared_weight_times_and_train_passes_one_weight_per
     weighted, plain = commands
     assert [weighted[i + 1] for i, a in enumerate(weighted) if a == "--trace-weight"] == ["3", "1", "1", "3"]
     assert "--trace-weight" not in plain  # all ones: the command of before
+
+
+def test_a_workloads_weight_counts_over_shared_weight_and_a_familys_counts_for_each_of_its_sites():
+    args = types.SimpleNamespace(shared_weight=3,
+                                 weight=pp.parse_weights(["gen-gpu=2", "coare=1"], ["coare", "gavel", "gen-gpu"]))
+    names = ["coare", "gavel", "train-gpu-1", "train-gpu-7", "train-cpu-1", "gen-gpu-9792"]
+    assert pp.pool_weights(args, names) == [1, 3, 2, 2, 1, 2]
+
+
+@pytest.mark.parametrize("text, why", [
+    ("gen-gpu", "expected WORKLOAD=N"), ("gen-gpu=two", "expected WORKLOAD=N"), ("gen-gpu=-1", "expected WORKLOAD=N"),
+    ("gen-gpu=0", "counts at least once"), ("ricc=2", "ricc is not one of --workloads (coare,gen-gpu)")])
+def test_a_weight_that_names_no_workload_or_no_count_is_refused_saying_which(text, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        pp.parse_weights([text], ["coare", "gen-gpu"])
+
+
+def test_a_bad_weight_is_refused_before_anything_runs(tmp_path):
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "default", "--workloads",
+                          "coare,gen-gpu", "--weight", "gen-cpu=2", "--rlsched", str(tmp_path / "missing")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--weight 'gen-cpu=2': gen-cpu is not one of --workloads (coare,gen-gpu)" in run.stderr
 
 
 def test_the_report_names_the_blas_kernels_openblas_says_it_runs(tmp_path):
