@@ -337,6 +337,16 @@ TEST_CASE("unknown policies and bad option values are usage errors naming the ch
   CHECK(tuned.exit_code == 0);
   CHECK(contains(tuned.out, "\nself-tuning "));
   CHECK(contains(tuned.err, "self-tuning: chose "));
+  const Run predicted = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,sjf-predicted"});
+  CHECK(predicted.exit_code == 0);
+  CHECK(contains(predicted.out, "\nsjf-predicted "));
+  const Run predicted_compat =
+      run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf-predicted", "--protocol", "rlscheduler"});
+  CHECK(predicted_compat.exit_code != 0);  // it hears the simulator's ends: the full protocol only
+  CHECK(contains(predicted_compat.err, "policy 'sjf-predicted' runs under --protocol full only"));
+  const Run predicted_simulate = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "sjf-predicted"});
+  CHECK(predicted_simulate.exit_code == 2);
+  CHECK(contains(predicted_simulate.err, "unknown policy 'sjf-predicted'"));
 
   const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
   CHECK(backfill.exit_code == 2);

@@ -2,6 +2,7 @@
 // with --candidate, a verdict on a new model.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
+#include "rlsched/sim/predicted_sjf.h"
 #include "rlsched/sim/self_tuning.h"
 #include "run_options.h"
 #include "verdict.h"
@@ -104,27 +106,34 @@ int run_evaluate(const EvaluateOptions& options) {
     evaluation.sim.energy = energy;
     for (const std::string& name : names) {
       // A self-tuning policy replays the run's own past, so it needs the run's jobs, cluster and config, and to
-      // hear of every job's start and end.
+      // hear of every job's start and end; SJF on predicted run times hears of them too.
       sim::SelfTuningScorer* self_tuning = nullptr;
+      std::function<void(const sim::ScheduleEvent&)> hears;
       Result<std::unique_ptr<Scorer>> scorer = Status::Internal("unreachable");
-      if (sim::is_self_tuning_spec(name)) {
-        if (evaluation.protocol != sim::Protocol::kFull)
-          return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
+      const bool hears_the_run = name == sim::kPredictedSjfName || sim::is_self_tuning_spec(name);
+      if (hears_the_run && evaluation.protocol != sim::Protocol::kFull)
+        return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
+      if (name == sim::kPredictedSjfName) {
+        auto made = std::make_unique<sim::PredictedSjfScorer>(inputs->workload.jobs);
+        hears = [predicted = made.get()](const sim::ScheduleEvent& e) { predicted->observe(e); };
+        scorer = std::unique_ptr<Scorer>(std::move(made));
+      } else if (sim::is_self_tuning_spec(name)) {
         auto settings = sim::parse_self_tuning(name, scorer_settings(*inputs));
         if (!settings.ok()) return fail(settings.status());
         auto made = sim::SelfTuningScorer::Make(inputs->cluster, inputs->workload.jobs, evaluation.sim,
                                                 std::move(*settings), scorer_settings(*inputs));
         if (!made.ok()) return fail(made.status());
         self_tuning = made->get();
+        hears = [self_tuning](const sim::ScheduleEvent& e) { self_tuning->observe(e); };
         scorer = std::unique_ptr<Scorer>(std::move(*made));
       } else {
         scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
       }
       if (!scorer.ok()) return fail(scorer.status());
       const auto observer = evaluation.sim.observer;
-      if (self_tuning != nullptr)
-        evaluation.sim.observer = [self_tuning, observer](const sim::ScheduleEvent& e) {
-          self_tuning->observe(e);
+      if (hears)
+        evaluation.sim.observer = [hears, observer](const sim::ScheduleEvent& e) {
+          hears(e);
           if (observer) observer(e);
         };
       std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;

@@ -8,6 +8,7 @@
 #include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/energy.h"
+#include "rlsched/sim/predicted_sjf.h"
 #include "rlsched/sim/self_tuning.h"
 #include "text/text.h"
 
@@ -119,6 +120,7 @@ CLI::Validator policy_validator(bool list) {
         if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
         for (const std::string& name : names) {
           if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
+          if (list && name == sim::kPredictedSjfName) continue;           // evaluate's: it hears the run's ends
           if (list && sim::is_self_tuning_spec(name)) {                   // evaluate's: it replays the run's own jobs
             if (auto settings = sim::parse_self_tuning(name); !settings.ok()) return settings.status().message();
             continue;
@@ -128,8 +130,9 @@ CLI::Validator policy_validator(bool list) {
             continue;
           }
           if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "),
-                               kAreaRuleGrammar, list ? fmt::format(", {}[:P1+P2+...]", sim::kSelfTuningName) : "");
+            return fmt::format(
+                "unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "), kAreaRuleGrammar,
+                list ? fmt::format(", {}[:P1+P2+...], {}", sim::kSelfTuningName, sim::kPredictedSjfName) : "");
         }
         return {};
       },

@@ -1,0 +1,88 @@
+#include "rlsched/sim/predicted_sjf.h"
+
+#include <catch2/catch.hpp>
+
+#include "sim_fixtures.h"
+
+namespace rlsched::test {
+namespace {
+
+PendingJob pending(JobId id, Seconds limit) {
+  PendingJob p;
+  p.id = id;
+  p.time_limit = limit;
+  return p;
+}
+
+sim::ScheduleEvent event(sim::ScheduleEvent::Kind kind, Seconds time, int job) {
+  sim::ScheduleEvent e;
+  e.kind = kind;
+  e.time = time;
+  e.job = job;
+  return e;
+}
+
+std::vector<double> scores_of(const sim::PredictedSjfScorer& scorer, const std::vector<PendingJob>& jobs) {
+  std::vector<double> scores(jobs.size());
+  scorer.score(ScoringContext{}, jobs, scores);
+  return scores;
+}
+
+TEST_CASE("SJF on predicted run times ranks by the limit until a user's job ends, then by the share it used",
+          "[sim][predicted-sjf]") {
+  using Kind = sim::ScheduleEvent::Kind;
+  // Users a and b; ids 11, 12, 13, 14 are the list's indexes 0..3.
+  const std::vector<Job> jobs = {cpu_job(11, 0, 20, 4, 1000, "a"), cpu_job(12, 0, 10, 4, 1000, "a"),
+                                 cpu_job(13, 0, 300, 4, 300, "b"), cpu_job(14, 0, 50, 4, 400, "a")};
+  sim::PredictedSjfScorer scorer(jobs);
+  CHECK(scorer.name() == "sjf-predicted");
+  // No job has ended: plain SJF; an id not in the list ranks by its limit too.
+  CHECK(scores_of(scorer, {pending(12, 1000), pending(13, 300), pending(99, 50)}) ==
+        std::vector<double>{-1000, -300, -50});
+
+  // Job 11 (a, limit 1000) runs from 100 to 120: a's jobs use 2% of their limit. Job 12 is now predicted to run
+  // 0.02 * 1000 = 20 s and job 14 0.02 * 400 = 8 s; b has no ended job.
+  scorer.observe(event(Kind::kStart, 100, 0));
+  scorer.observe(event(Kind::kEnd, 120, 0));
+  CHECK(scores_of(scorer, {pending(12, 1000), pending(13, 300), pending(14, 400)}) ==
+        std::vector<double>{-20, -300, -8});
+
+  // Job 13 (b) started at 200, was requeued, started again at 500 and ended at 530: its last run, 30 s of 300.
+  scorer.observe(event(Kind::kBackfillStart, 200, 2));
+  scorer.observe(event(Kind::kRequeue, 260, 2));
+  scorer.observe(event(Kind::kStart, 500, 2));
+  scorer.observe(event(Kind::kEnd, 530, 2));
+  // b's next job of limit 600 would run 0.1 * 600 = 60 s; an end without a start teaches nothing.
+  scorer.observe(event(Kind::kEnd, 600, 3));
+  CHECK(scores_of(scorer, {pending(13, 600), pending(14, 400)}) == std::vector<double>{-60, -8});
+}
+
+TEST_CASE("SJF on predicted run times serves a user's short job first where SJF serves the shorter request",
+          "[sim][predicted-sjf]") {
+  Cluster cluster;
+  cluster.nodes = {Node{"n1", 4, 0, {}}};
+  cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
+  // Every job takes the whole node. a's first job ends after 20 s of its 1000; c's job holds the node from 30 to
+  // 130; b's job (300 s asked, 300 run) and a's second (1000 asked, 10 run) wait for it.
+  const std::vector<Job> jobs = {cpu_job(1, 0, 20, 4, 1000, "a"), cpu_job(2, 30, 100, 4, 100, "c"),
+                                 cpu_job(3, 40, 300, 4, 300, "b"), cpu_job(4, 50, 10, 4, 1000, "a")};
+  sim::SimConfig config;
+  auto sjf = make_scorer("sjf");
+  REQUIRE(sjf.ok());
+  auto plain = sim::simulate(cluster, jobs, **sjf, config);
+  REQUIRE(plain.ok());
+  // SJF: b's job (300 < 1000) at 130, a's at 430.
+  CHECK(plain->outcomes[2].start == 130);
+  CHECK(plain->outcomes[3].start == 430);
+
+  sim::PredictedSjfScorer predicted(jobs);
+  config.observer = [&predicted](const sim::ScheduleEvent& e) { predicted.observe(e); };
+  auto run = sim::simulate(cluster, jobs, predicted, config);
+  REQUIRE(run.ok());
+  // a's second job is predicted at 0.02 * 1000 = 20 s < 300: it runs at 130 and ends at 140, b's at 140.
+  CHECK(run->outcomes[3].start == 130);
+  CHECK(run->outcomes[2].start == 140);
+}
+
+}  // namespace
+}  // namespace rlsched::test
