@@ -337,16 +337,26 @@ TEST_CASE("unknown policies and bad option values are usage errors naming the ch
   CHECK(tuned.exit_code == 0);
   CHECK(contains(tuned.out, "\nself-tuning "));
   CHECK(contains(tuned.err, "self-tuning: chose "));
-  const Run predicted = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,sjf-predicted"});
+  const Run predicted =
+      run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf,predicted:sjf,predicted:area:1/1/0/relative"});
   CHECK(predicted.exit_code == 0);
-  CHECK(contains(predicted.out, "\nsjf-predicted "));
+  CHECK(contains(predicted.out, "\npredicted:sjf "));
+  CHECK(contains(predicted.out, "\npredicted:area:1/1/0/relative "));
   const Run predicted_compat =
-      run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "sjf-predicted", "--protocol", "rlscheduler"});
+      run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "predicted:sjf", "--protocol", "rlscheduler"});
   CHECK(predicted_compat.exit_code != 0);  // it hears the simulator's ends: the full protocol only
-  CHECK(contains(predicted_compat.err, "policy 'sjf-predicted' runs under --protocol full only"));
-  const Run predicted_simulate = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "sjf-predicted"});
+  CHECK(contains(predicted_compat.err, "policy 'predicted:sjf' runs under --protocol full only"));
+  const Run predicted_simulate = run_cli({"simulate", "--trace", kSmallSwf, "--policy", "predicted:sjf"});
   CHECK(predicted_simulate.exit_code == 2);
-  CHECK(contains(predicted_simulate.err, "unknown policy 'sjf-predicted'"));
+  CHECK(contains(predicted_simulate.err, "unknown policy 'predicted:sjf'"));
+  for (const std::string inner : {"bogus", "all", "predicted:sjf", "self-tuning"}) {
+    const Run no_rule = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "predicted:" + inner});
+    CHECK(no_rule.exit_code == 2);
+    CHECK(contains(no_rule.err, "unknown policy '" + inner + "'"));
+  }
+  const Run no_model = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "predicted:model:/nonexistent.pt"});
+  CHECK(no_model.exit_code != 0);
+  CHECK(contains(no_model.err, "/nonexistent.pt"));
 
   const Run backfill = run_cli({"evaluate", "--trace", kSmallSwf, "--policies", "fcfs", "--backfill", "maybe"});
   CHECK(backfill.exit_code == 2);

@@ -20,7 +20,7 @@
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
-#include "rlsched/sim/predicted_sjf.h"
+#include "rlsched/sim/predicted_run_time.h"
 #include "rlsched/sim/self_tuning.h"
 #include "run_options.h"
 #include "verdict.h"
@@ -106,15 +106,17 @@ int run_evaluate(const EvaluateOptions& options) {
     evaluation.sim.energy = energy;
     for (const std::string& name : names) {
       // A self-tuning policy replays the run's own past, so it needs the run's jobs, cluster and config, and to
-      // hear of every job's start and end; SJF on predicted run times hears of them too.
+      // hear of every job's start and end; a rule on predicted run times hears of them too.
       sim::SelfTuningScorer* self_tuning = nullptr;
       std::function<void(const sim::ScheduleEvent&)> hears;
       Result<std::unique_ptr<Scorer>> scorer = Status::Internal("unreachable");
-      const bool hears_the_run = name == sim::kPredictedSjfName || sim::is_self_tuning_spec(name);
+      const bool hears_the_run = sim::is_predicted_spec(name) || sim::is_self_tuning_spec(name);
       if (hears_the_run && evaluation.protocol != sim::Protocol::kFull)
         return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
-      if (name == sim::kPredictedSjfName) {
-        auto made = std::make_unique<sim::PredictedSjfScorer>(inputs->workload.jobs);
+      if (sim::is_predicted_spec(name)) {
+        auto rule = policy::make_policy_scorer(sim::predicted_rule(name), scorer_settings(*inputs));
+        if (!rule.ok()) return fail(rule.status());
+        auto made = std::make_unique<sim::PredictedRunTimeScorer>(inputs->workload.jobs, std::move(*rule));
         hears = [predicted = made.get()](const sim::ScheduleEvent& e) { predicted->observe(e); };
         scorer = std::unique_ptr<Scorer>(std::move(made));
       } else if (sim::is_self_tuning_spec(name)) {

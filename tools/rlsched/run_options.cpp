@@ -8,7 +8,7 @@
 #include "rlsched/area_rule.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/energy.h"
-#include "rlsched/sim/predicted_sjf.h"
+#include "rlsched/sim/predicted_run_time.h"
 #include "rlsched/sim/self_tuning.h"
 #include "text/text.h"
 
@@ -111,29 +111,42 @@ std::vector<std::string> RunOptions::parsed_placement_partitions() const {
   return text::split_names(placement_partitions);
 }
 
+namespace {
+
+/// Why `name` is not a policy the scorers can build (a rule of thumb, an area rule, a model file; with `list`,
+/// evaluate's too: self-tuning and rules on predicted run times), or "" when it is one.
+std::string policy_error(const std::string& name, bool list) {
+  std::vector<std::string> known = scorer_names();
+  if (list) known.push_back("all");
+  if (name.rfind("model:", 0) == 0 && name.size() > 6) return {};  // a model file: checked when loaded
+  if (list && sim::is_self_tuning_spec(name)) {                    // evaluate's: it replays the run's own jobs
+    if (auto settings = sim::parse_self_tuning(name); !settings.ok()) return settings.status().message();
+    return {};
+  }
+  if (list && sim::is_predicted_spec(name)) {  // evaluate's: it hears the run's ends; any rule a scorer builds
+    return policy_error(std::string(sim::predicted_rule(name)), false);
+  }
+  if (is_area_rule_spec(name)) {
+    if (auto rule = parse_area_rule(name); !rule.ok()) return rule.status().message();
+    return {};
+  }
+  if (std::find(known.begin(), known.end(), name) == known.end())
+    return fmt::format(
+        "unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "), kAreaRuleGrammar,
+        list ? fmt::format(", {}[:P1+P2+...], {}RULE", sim::kSelfTuningName, sim::kPredictedPrefix) : "");
+  return {};
+}
+
+}  // namespace
+
 CLI::Validator policy_validator(bool list) {
   return CLI::Validator(
       [list](std::string& text) -> std::string {
-        std::vector<std::string> known = scorer_names();
-        if (list) known.push_back("all");
         const std::vector<std::string> names = list ? text::split_names(text) : std::vector<std::string>{text};
-        if (names.empty()) return fmt::format("no policy given (known: {})", fmt::join(known, ", "));
-        for (const std::string& name : names) {
-          if (name.rfind("model:", 0) == 0 && name.size() > 6) continue;  // a model file: checked when loaded
-          if (list && name == sim::kPredictedSjfName) continue;           // evaluate's: it hears the run's ends
-          if (list && sim::is_self_tuning_spec(name)) {                   // evaluate's: it replays the run's own jobs
-            if (auto settings = sim::parse_self_tuning(name); !settings.ok()) return settings.status().message();
-            continue;
-          }
-          if (is_area_rule_spec(name)) {
-            if (auto rule = parse_area_rule(name); !rule.ok()) return rule.status().message();
-            continue;
-          }
-          if (std::find(known.begin(), known.end(), name) == known.end())
-            return fmt::format(
-                "unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "), kAreaRuleGrammar,
-                list ? fmt::format(", {}[:P1+P2+...], {}", sim::kSelfTuningName, sim::kPredictedSjfName) : "");
-        }
+        if (names.empty())
+          return fmt::format("no policy given (known: {}{})", fmt::join(scorer_names(), ", "), list ? ", all" : "");
+        for (const std::string& name : names)
+          if (std::string why = policy_error(name, list); !why.empty()) return why;
         return {};
       },
       "");  // the option's type name already says NAME or LIST

@@ -1,6 +1,8 @@
-#include "rlsched/sim/predicted_sjf.h"
+#include "rlsched/sim/predicted_run_time.h"
 
 #include <catch2/catch.hpp>
+#include <memory>
+#include <string>
 
 #include "sim_fixtures.h"
 
@@ -22,20 +24,68 @@ sim::ScheduleEvent event(sim::ScheduleEvent::Kind kind, Seconds time, int job) {
   return e;
 }
 
-std::vector<double> scores_of(const sim::PredictedSjfScorer& scorer, const std::vector<PendingJob>& jobs) {
+std::unique_ptr<Scorer> rule(const std::string& name) {
+  auto made = make_scorer(name);
+  REQUIRE(made.ok());
+  return std::move(*made);
+}
+
+/// Scores each job by its time limit, and keeps the jobs it was asked to score.
+class LimitEcho final : public Scorer {
+ public:
+  explicit LimitEcho(std::vector<PendingJob>* seen) : seen_(seen) {}
+  std::string_view name() const override { return "echo"; }
+  void score(const ScoringContext&, const std::vector<PendingJob>& jobs, std::vector<double>& scores) const override {
+    *seen_ = jobs;
+    for (std::size_t i = 0; i < jobs.size(); ++i) scores[i] = static_cast<double>(jobs[i].time_limit);
+  }
+
+ private:
+  std::vector<PendingJob>* seen_;
+};
+
+std::vector<double> scores_of(const sim::PredictedRunTimeScorer& scorer, const std::vector<PendingJob>& jobs) {
   std::vector<double> scores(jobs.size());
   scorer.score(ScoringContext{}, jobs, scores);
   return scores;
 }
 
+TEST_CASE("A rule on predicted run times sees each job as asking for its prediction, and nothing else changed",
+          "[sim][predicted-run-time]") {
+  using Kind = sim::ScheduleEvent::Kind;
+  const std::vector<Job> jobs = {cpu_job(21, 0, 90, 8, 900, "a"), cpu_job(22, 0, 10, 8, 600, "a"),
+                                 cpu_job(23, 0, 10, 2, 600, "b")};
+  std::vector<PendingJob> seen;
+  sim::PredictedRunTimeScorer scorer(jobs, std::make_unique<LimitEcho>(&seen));
+  CHECK(scorer.name() == "predicted:echo");
+  // a's first job used 90 s of its 900: a's next job of 600 s is seen as asking for 60 s; b has no ended job.
+  scorer.observe(event(Kind::kStart, 0, 0));
+  scorer.observe(event(Kind::kEnd, 90, 0));
+  PendingJob a = pending(22, 600);
+  a.cpus = 8;
+  a.wait = 70;
+  a.fits_now = true;
+  PendingJob b = pending(23, 600);
+  b.cpus = 2;
+  const std::vector<PendingJob> queue = {a, b};
+  CHECK(scores_of(scorer, queue) == std::vector<double>{60, 600});
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].time_limit == 60);
+  CHECK(seen[0].cpus == 8);
+  CHECK(seen[0].wait == 70);
+  CHECK(seen[0].fits_now);
+  CHECK(seen[1].time_limit == 600);
+  CHECK(queue[0].time_limit == 600);  // the caller's jobs are its own
+}
+
 TEST_CASE("SJF on predicted run times ranks by the limit until a user's job ends, then by the share it used",
-          "[sim][predicted-sjf]") {
+          "[sim][predicted-run-time]") {
   using Kind = sim::ScheduleEvent::Kind;
   // Users a and b; ids 11, 12, 13, 14 are the list's indexes 0..3.
   const std::vector<Job> jobs = {cpu_job(11, 0, 20, 4, 1000, "a"), cpu_job(12, 0, 10, 4, 1000, "a"),
                                  cpu_job(13, 0, 300, 4, 300, "b"), cpu_job(14, 0, 50, 4, 400, "a")};
-  sim::PredictedSjfScorer scorer(jobs);
-  CHECK(scorer.name() == "sjf-predicted");
+  sim::PredictedRunTimeScorer scorer(jobs, rule("sjf"));
+  CHECK(scorer.name() == "predicted:sjf");
   // No job has ended: plain SJF; an id not in the list ranks by its limit too.
   CHECK(scores_of(scorer, {pending(12, 1000), pending(13, 300), pending(99, 50)}) ==
         std::vector<double>{-1000, -300, -50});
@@ -58,7 +108,7 @@ TEST_CASE("SJF on predicted run times ranks by the limit until a user's job ends
 }
 
 TEST_CASE("SJF on predicted run times serves a user's short job first where SJF serves the shorter request",
-          "[sim][predicted-sjf]") {
+          "[sim][predicted-run-time]") {
   Cluster cluster;
   cluster.nodes = {Node{"n1", 4, 0, {}}};
   cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
@@ -75,7 +125,7 @@ TEST_CASE("SJF on predicted run times serves a user's short job first where SJF 
   CHECK(plain->outcomes[2].start == 130);
   CHECK(plain->outcomes[3].start == 430);
 
-  sim::PredictedSjfScorer predicted(jobs);
+  sim::PredictedRunTimeScorer predicted(jobs, rule("sjf"));
   config.observer = [&predicted](const sim::ScheduleEvent& e) { predicted.observe(e); };
   auto run = sim::simulate(cluster, jobs, predicted, config);
   REQUIRE(run.ok());
