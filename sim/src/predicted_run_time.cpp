@@ -19,7 +19,7 @@ PredictedRunTimeScorer::PredictedRunTimeScorer(const std::vector<Job>& jobs, std
       name_(std::string(kPredictedPrefix) + std::string(rule_->name())),
       started_at_(jobs.size(), -1),
       scored_limit_(jobs.size(), 0),
-      predictor_(options) {
+      view_(options) {
   index_of_.reserve(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) index_of_.emplace(jobs[i].id, static_cast<int>(i));
 }
@@ -27,15 +27,12 @@ PredictedRunTimeScorer::PredictedRunTimeScorer(const std::vector<Job>& jobs, std
 void PredictedRunTimeScorer::score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
                                    std::vector<double>& scores) const {
   predicted_ = jobs;
-  Job asked;  // what the predictor reads: the user and the limit the job waits with
   for (PendingJob& job : predicted_) {
     const auto it = index_of_.find(job.id);
     if (it == index_of_.end()) continue;
     const auto index = static_cast<std::size_t>(it->second);
     scored_limit_[index] = job.time_limit;
-    asked.user = jobs_[index].user;
-    asked.time_limit = job.time_limit;
-    if (const Seconds predicted = predictor_.predict(asked); predicted > 0) job.time_limit = predicted;
+    view_.apply(jobs_[index].user, job);
   }
   rule_->score(context, predicted_, scores);
 }
@@ -51,7 +48,7 @@ void PredictedRunTimeScorer::observe(const ScheduleEvent& event) {
     case ScheduleEvent::Kind::kEnd:
       if (started_at_[job] >= 0) {
         const Seconds limit = scored_limit_[job] > 0 ? scored_limit_[job] : jobs_[job].time_limit;
-        predictor_.record(jobs_[job].user, limit, event.time - started_at_[job]);
+        view_.ended(jobs_[job].user, limit, event.time - started_at_[job]);
       }
       break;
     default:

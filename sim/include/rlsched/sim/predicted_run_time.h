@@ -1,12 +1,9 @@
 // A rule on predicted run times: any policy (a rule of thumb, an area rule, a model) ranks the queue as if each job
-// had asked for the run time its user's ended jobs predict, not for its time limit. The prediction is the one the
-// start-time estimates make (rlsched::RunTimePredictor; Tsafrir, Etsion & Feitelson, IEEE TPDS 2007): a user whose
-// last jobs ended far inside their time limits gets a short prediction for the next one; a user with no ended job,
-// the time limit (the rule as it is).
-//
-// It asks whether the run time a user's history predicts is worth a place in the policy's inputs (COARE's loss to
-// SJF is in large jobs that end within a minute of asking for hours: policy_models/README.md, stop 49). It hears of
-// starts and ends from the simulator, so it lives here and `rlsched evaluate` builds it; the plugins cannot serve it.
+// had asked for the run time its user's ended jobs predict, not for its time limit (rlsched::PredictedRunTimes, the
+// view the plugin serves with `run_time: predicted`; Tsafrir, Etsion & Feitelson, IEEE TPDS 2007): a user whose last
+// jobs ended far inside their time limits gets a short prediction for the next one; a user with no ended job, the
+// time limit (the rule as it is). It hears of starts and ends from the simulator, so it lives here; `rlsched
+// evaluate` builds it for `predicted:RULE`, and for a model under a config with `run_time: predicted`.
 #pragma once
 
 #include <memory>
@@ -16,7 +13,7 @@
 #include <vector>
 
 #include "rlsched/job.h"
-#include "rlsched/run_time_prediction.h"
+#include "rlsched/predicted_run_times.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/simulator.h"
 
@@ -56,7 +53,7 @@ class PredictedRunTimeScorer final : public Scorer {
   /// into); 0 before any. An end is recorded under it, so that its share of the limit is the one the job had.
   mutable std::vector<Seconds> scored_limit_;
   mutable std::vector<PendingJob> predicted_;  ///< the jobs as the rule sees them (kept to reuse its memory)
-  RunTimePredictor predictor_;
+  PredictedRunTimes view_;
 };
 
 }  // namespace rlsched::sim
