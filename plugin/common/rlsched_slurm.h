@@ -85,6 +85,10 @@ extern const char *rlsched_snapshot_keep(rlsched_snapshot_t *snap,
 extern const char *rlsched_snapshot_intern(rlsched_snapshot_t *snap,
 					   const char *s);
 
+/* A finished job that ran (its last run), for rlsched_jobs_ended: false for
+ * jobs still pending, running or suspended, and for those that never started */
+extern bool rlsched_ended_fill(rlsched_ended_job *out, job_record_t *job_ptr);
+
 /* Fills a C ABI job from a job record. String fields point into the job
  * record: use the struct only while holding the job lock. */
 extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,

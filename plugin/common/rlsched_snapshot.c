@@ -626,6 +626,23 @@ static double _normalised(double weighted, uint32_t weight)
 	return (v < 0.0) ? 0.0 : ((v > 1.0) ? 1.0 : v);
 }
 
+extern bool rlsched_ended_fill(rlsched_ended_job *out, job_record_t *job_ptr)
+{
+	if (!IS_JOB_FINISHED(job_ptr) || (job_ptr->start_time <= 0) ||
+	    (job_ptr->end_time < job_ptr->start_time))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->job_id = job_ptr->job_id;
+	out->user_id = job_ptr->user_id;
+	if ((job_ptr->time_limit != NO_VAL) &&
+	    (job_ptr->time_limit != INFINITE))
+		out->time_limit = (int64_t) job_ptr->time_limit * 60;
+	out->start_time = job_ptr->start_time;
+	out->end_time = job_ptr->end_time;
+	out->suspended = job_ptr->tot_sus_time;
+	return true;
+}
+
 extern void rlsched_job_fill(rlsched_job *out, job_record_t *job_ptr,
 			     const rlsched_snapshot_t *snap)
 {

@@ -45,6 +45,8 @@ static bool snapshot_valid = false;
 
 /* The pending jobs of one update: reused across cycles, grown as needed */
 static rlsched_job *jobs = NULL;
+/* ... and the ended jobs Slurm still keeps (run_time: predicted learns from them) */
+static rlsched_ended_job *ended = NULL;
 static job_record_t **job_ptrs = NULL;
 static uint32_t *factors = NULL;
 static double *scores = NULL;
@@ -67,17 +69,30 @@ static bool _want_detail(const rlsched_engine_info *inf)
 	return inf->debug || (slurm_conf.debug_flags & DEBUG_FLAG_PRIO);
 }
 
+/* run_time: predicted hears of an ended job only while Slurm keeps it */
+static void _check_min_job_age(const rlsched_engine_info *inf)
+{
+	if (inf->run_time_predicted &&
+	    (slurm_conf.min_job_age < slurm_conf.priority_calc_period))
+		info("%s: run_time: predicted learns from the ended jobs Slurm keeps, and MinJobAge (%u s) is below PriorityCalcPeriod (%u s): jobs that end between two updates may go unheard",
+		     plugin_type, slurm_conf.min_job_age,
+		     slurm_conf.priority_calc_period);
+}
+
 extern RLSCHED_EXPORT int init(void)
 {
 	rlsched_engine_info inf;
 
 	slurm_mutex_lock(&rlsched_lock);
 	rlsched_config_engine_refresh(&ce);
-	if (ce.engine && (rlsched_engine_get_info(ce.engine, &inf) == RLSCHED_OK))
-		info("%s: loaded, mode %s, scoring with %s, site factors in [0, %u] (+NICE_OFFSET)",
+	if (ce.engine && (rlsched_engine_get_info(ce.engine, &inf) == RLSCHED_OK)) {
+		info("%s: loaded, mode %s, scoring with %s, site factors in [0, %u] (+NICE_OFFSET)%s",
 		     plugin_type,
 		     (inf.mode == RLSCHED_MODE_ENFORCE) ? "enforce" : "shadow",
-		     inf.scorer, inf.score_scale);
+		     inf.scorer, inf.score_scale,
+		     inf.run_time_predicted ? ", run_time: predicted" : "");
+		_check_min_job_age(&inf);
+	}
 	slurm_mutex_unlock(&rlsched_lock);
 	/* Never fail init: slurmctld would retry on every call. The plugin
 	 * stays loaded, inactive until a reconfigure fixes the config. */
@@ -98,6 +113,7 @@ extern RLSCHED_EXPORT int fini(void)
 	rlsched_snapshot_free(&snapshot);
 	snapshot_valid = false;
 	xfree(jobs);
+	xfree(ended);
 	xfree(job_ptrs);
 	xfree(factors);
 	xfree(scores);
@@ -124,6 +140,7 @@ static bool _grow(size_t need)
 	while (cap < need)
 		cap *= 2;
 	if (!try_xrealloc(jobs, cap * sizeof(*jobs)) ||
+	    !try_xrealloc(ended, cap * sizeof(*ended)) ||
 	    !try_xrealloc(job_ptrs, cap * sizeof(*job_ptrs)) ||
 	    !try_xrealloc(factors, cap * sizeof(*factors)) ||
 	    !try_xrealloc(scores, cap * sizeof(*scores)))
@@ -182,15 +199,16 @@ done:
 
 /* Called by the multifactor decay thread with the job write lock held;
  * slurmctld warns when it takes over 50 ms. One pass over job_list copies
- * the pending jobs (and the CPUs running jobs hold), one batched call scores
- * them all, a second pass over the copied pointers writes site factors. */
+ * the pending jobs (and the CPUs running jobs hold, and the ended jobs Slurm
+ * still keeps, for predicted run times), one batched call scores them all, a
+ * second pass over the copied pointers writes site factors. */
 extern RLSCHED_EXPORT void site_factor_p_update(void)
 {
 	struct timespec start;
 	list_itr_t *it;
 	job_record_t *job_ptr;
 	rlsched_engine_info inf;
-	size_t n = 0, changed = 0;
+	size_t n = 0, n_ended = 0, heard = 0, changed = 0;
 	double copy_ms, total_ms;
 	bool detail, enforce;
 	time_t now = time(NULL);
@@ -211,6 +229,11 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	while ((job_ptr = list_next(it))) {
 		if (IS_JOB_RUNNING(job_ptr) || IS_JOB_SUSPENDED(job_ptr)) {
 			rlsched_snapshot_add_running(&snapshot, job_ptr);
+			continue;
+		}
+		if ((n_ended < job_cap) &&
+		    rlsched_ended_fill(&ended[n_ended], job_ptr)) {
+			n_ended++;
 			continue;
 		}
 		if (!IS_JOB_PENDING(job_ptr) || !job_ptr->details ||
@@ -241,7 +264,9 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	rlsched_jobs_fill_partitions(&snapshot, jobs, job_ptrs, n);
 	copy_ms = rlsched_elapsed_ms(&start);
 
-	if ((rlsched_score_batch(ce.engine, now, &snapshot.cluster, jobs, n,
+	if ((rlsched_jobs_ended(ce.engine, ended, n_ended, &heard) !=
+	     RLSCHED_OK) ||
+	    (rlsched_score_batch(ce.engine, now, &snapshot.cluster, jobs, n,
 				 scores, factors) != RLSCHED_OK) ||
 	    (rlsched_engine_get_info(ce.engine, &inf) != RLSCHED_OK)) {
 		_fault("site_factor_p_update", rlsched_last_error(ce.engine));
@@ -250,6 +275,10 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	_success();
 	enforce = (inf.mode == RLSCHED_MODE_ENFORCE);
 	detail = _want_detail(&inf);
+	if (detail && heard)
+		info("%s: heard of %zu ended jobs (%zu kept by Slurm); run_time: %s",
+		     plugin_type, heard, n_ended,
+		     inf.run_time_predicted ? "predicted" : "limit");
 	for (size_t i = 0; i < n; i++) {
 		uint32_t site_factor = NICE_OFFSET + factors[i];
 

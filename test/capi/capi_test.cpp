@@ -205,6 +205,73 @@ TEST_CASE("a batch is scored in one call and mapped to rank shares", "[capi]") {
   CHECK(counters.errors == 2);
 }
 
+TEST_CASE("with run_time: predicted the policy sees the run time a user's ended jobs predict", "[capi][predicted]") {
+  PrivateDir dir;
+  LogLines log;
+  Engine predicted, limits;
+  const std::string config = dir.write("rlsched.yaml", "mode: enforce\nfallback: sjf\nrun_time: predicted\n");
+  const std::string plain = dir.write("limits.yaml", "mode: enforce\nfallback: sjf\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &predicted.engine) == RLSCHED_OK);
+  rlsched_engine_options p = options(plain, log);
+  REQUIRE(rlsched_engine_create(&p, &limits.engine) == RLSCHED_OK);
+  rlsched_engine_info info{};
+  REQUIRE(rlsched_engine_get_info(predicted.engine, &info) == RLSCHED_OK);
+  CHECK(info.run_time_predicted == 1);
+
+  CCluster c;
+  const int64_t now = 1'700'000'000;
+  std::vector<rlsched_job> jobs = pending_jobs(2, now);
+  jobs[0].user_id = 7;
+  jobs[0].time_limit = 3600;
+  jobs[1].user_id = 8;
+  jobs[1].time_limit = 1800;
+  auto scores_of = [&](rlsched_engine* engine) {
+    std::vector<double> scores(jobs.size());
+    REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) ==
+            RLSCHED_OK);
+    return scores;
+  };
+  CHECK(scores_of(predicted.engine) == std::vector<double>{-3600, -1800});  // no job has ended: the limits
+
+  // User 7's job 50 ran 600 s of its 6000: 10%. Job 51 never started, job 52's end is before its start: skipped.
+  std::vector<rlsched_ended_job> ended = {{50, 7, 6000, now - 5000, now - 4400, 0},
+                                          {51, 8, 600, 0, now - 4000, 0},
+                                          {52, 8, 600, now - 3000, now - 3100, 0}};
+  std::size_t fresh = 99;
+  REQUIRE(rlsched_jobs_ended(predicted.engine, ended.data(), ended.size(), &fresh) == RLSCHED_OK);
+  CHECK(fresh == 1);
+  CHECK(scores_of(predicted.engine) == std::vector<double>{-360, -1800});
+  // Passed again at the next cycle (Slurm still keeps them): nothing new.
+  REQUIRE(rlsched_jobs_ended(predicted.engine, ended.data(), ended.size(), &fresh) == RLSCHED_OK);
+  CHECK(fresh == 0);
+  CHECK(scores_of(predicted.engine) == std::vector<double>{-360, -1800});
+
+  // Job 50 requeued and ended again (a new end time: heard again, 300 s of 6000 = 5%); user 8's job 53 ran 1000 s,
+  // 500 of them suspended: 50% of its 1000. Job 51 and 52 are gone from Slurm's list.
+  ended = {{53, 8, 1000, now - 2000, now - 1000, 500}, {50, 7, 6000, now - 900, now - 600, 0}};
+  REQUIRE(rlsched_jobs_ended(predicted.engine, ended.data(), ended.size(), &fresh) == RLSCHED_OK);
+  CHECK(fresh == 2);
+  CHECK(scores_of(predicted.engine) == std::vector<double>{-270, -900});  // 7.5% of 3600; 50% of 1800
+  double score = 0;
+  rlsched_job newcomer = jobs[0];
+  newcomer.time_limit = 1200;
+  REQUIRE(rlsched_score_one(predicted.engine, now, &c.cluster, &newcomer, &score, nullptr) == RLSCHED_OK);
+  CHECK(score == -90);
+
+  // An engine on time limits hears them too (a reconfigure to predicted finds the history) but scores the limits.
+  REQUIRE(rlsched_jobs_ended(limits.engine, ended.data(), ended.size(), &fresh) == RLSCHED_OK);
+  CHECK(fresh == 2);
+  CHECK(scores_of(limits.engine) == std::vector<double>{-3600, -1800});
+
+  CHECK(rlsched_jobs_ended(predicted.engine, nullptr, 3, nullptr) == RLSCHED_EINVAL);
+  CHECK_THAT(rlsched_last_error(predicted.engine), Catch::Contains("jobs is NULL"));
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(predicted.engine, &counters) == RLSCHED_OK);
+  CHECK(counters.ended_jobs == 3);
+  CHECK(counters.errors == 1);
+}
+
 TEST_CASE("the features the engine builds are the schema's inputs", "[capi]") {
   config::PluginConfig config;
   config.accelerator_types = {{"h200", "gpu", 2.0, {}}, {"a100", "gpu", 1.0, {}}, {"910b", "npu", 0.8, {}}};

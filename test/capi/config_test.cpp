@@ -19,6 +19,7 @@ TEST_CASE("an empty config gives every default", "[config]") {
   CHECK(c->model.empty());
   CHECK(c->fallback == "multifactor");
   CHECK(c->score_scale == 100000);  // the shipped example's (next test)
+  CHECK(c->run_time == RunTimeView::kLimit);  // what the shipped models were trained on
   CHECK(c->reload_check_interval == 30);
   CHECK(c->placement.enabled);
   CHECK(c->placement.map_typeless);
@@ -47,6 +48,7 @@ TEST_CASE("a full config is read key by key", "[config]") {
 model: /etc/slurm/rlsched/policy.pt
 fallback: wfp3
 score_scale: 30000
+run_time: predicted
 debug: yes
 reload_check_interval: 5m
 accelerator_types:
@@ -78,6 +80,7 @@ preemption:
   CHECK(c->model == "/etc/slurm/rlsched/policy.pt");
   CHECK(c->fallback == "wfp3");
   CHECK(c->score_scale == 30000);
+  CHECK(c->run_time == RunTimeView::kPredicted);
   CHECK(c->debug);
   CHECK(c->reload_check_interval == 300);
   REQUIRE(c->accelerator_types.size() == 3);
@@ -116,6 +119,7 @@ TEST_CASE("config errors name the line and what to do", "[config]") {
       {"score_scale: 0\n", "rlsched.yaml:1: score_scale must be in [1, 1000000000] (got 0)"},
       {"score_scale: ten\n", "rlsched.yaml:1: score_scale must be a whole number (got 'ten')"},
       {"debug: maybe\n", "rlsched.yaml:1: debug must be true or false (got 'maybe')"},
+      {"mode: shadow\nrun_time: guessed\n", "rlsched.yaml:2: run_time must be limit or predicted (got 'guessed')"},
       {"reload_check_interval: soon\n", "rlsched.yaml:1: reload_check_interval must be a duration"},
       {"accelerator_types:\n  - {name: h200, gres: gpu, speed: -1}\n",
        "rlsched.yaml:2: accelerator_types[0].speed: speed must be > 0 (got -1)"},

@@ -8,7 +8,11 @@
 // rlsched_job), builds the plugin-side views with capi::to_pending_job and scores them with rlsched_score_batch /
 // rlsched_score_one under an rlsched.yaml that says what the simulator's cluster says. The model is a random 21-feature
 // MLP, so a difference in any feature shows in the scores. Identical means to the last bit of the float features.
+// With `run_time: predicted` the simulator serves the model on predicted run times (predicted:model:PATH) and the
+// test passes the engine every job that has ended so far before each call (rlsched_jobs_ended), as the plugin passes
+// the ended jobs Slurm keeps.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,7 @@
 #include "rlsched/plugin_config.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/rlsched.h"
+#include "rlsched/sim/predicted_run_time.h"
 #include "rlsched/sim/simulator.h"
 #include "rlsched/site_factor.h"
 
@@ -111,6 +116,11 @@ std::vector<Job> feature_workload() {
   return jobs;
 }
 
+/// The uid slurmctld would give the workload's user "u<N>": N.
+uint32_t user_id(const Job& job) {
+  return static_cast<uint32_t>(std::stoul(job.user.substr(1)));
+}
+
 /// A scoring call of the simulator copied into the C structs site_factor/rlsched fills (strings and arrays owned).
 struct CSnapshot {
   std::vector<std::string> names;  // gres and type names, pointed into by the accel entries
@@ -191,6 +201,7 @@ struct CSnapshot {
       j.partition = job_partitions.back().empty() ? -1 : job_partitions.back().front();
       j.partitions = job_partitions.back().data();
       j.n_partitions = static_cast<int32_t>(job_partitions.back().size());
+      j.user_id = user_id(w);
       j.job_name = keep(job_strings, w.job_class);
       j.account = keep(job_strings, w.account);
       j.qos = keep(job_strings, w.qos);
@@ -225,12 +236,14 @@ const char* kEnergy = R"(energy:
 )";
 
 /// Replays every scoring call of the simulator through the C entry points under kFeatureConfig plus `extra` (an energy
-/// section); with one, at least `min_ranked` scored jobs must have been ranked last, and as many first, by the
-/// energy rule on both paths.
+/// section, or `run_time: predicted`); with energy, at least `min_ranked` scored jobs must have been ranked last, and
+/// as many first, by the energy rule on both paths.
 void check_parity(const std::string& extra, int min_ranked) {
+  const bool predicted = extra.find("run_time: predicted") != std::string::npos;
   PrivateDir dir;
   const std::string model = dir.model("policy.pt", 7);
-  const std::string config_path = dir.write("rlsched.yaml", std::string(kFeatureConfig) + extra + "model: " + model + "\n");
+  const std::string config_path =
+      dir.write("rlsched.yaml", std::string(kFeatureConfig) + extra + "model: " + model + "\n");
   auto config = config::load_plugin_config(config_path);
   REQUIRE(config.ok());
   rlsched_engine_options o{};
@@ -245,8 +258,29 @@ void check_parity(const std::string& extra, int min_ranked) {
 
   const Cluster cluster = feature_cluster();
   const std::vector<Job> jobs = feature_workload();
-  auto scorer = policy::make_policy_scorer("model:" + model);
-  REQUIRE(scorer.ok());
+  auto model_scorer = policy::make_policy_scorer("model:" + model);
+  REQUIRE(model_scorer.ok());
+  std::unique_ptr<Scorer> scorer = std::move(*model_scorer);
+  sim::PredictedRunTimeScorer* predicted_scorer = nullptr;
+  if (predicted) {
+    auto wrapped = std::make_unique<sim::PredictedRunTimeScorer>(jobs, std::move(scorer));
+    predicted_scorer = wrapped.get();
+    scorer = std::move(wrapped);
+  }
+  // Predicted run times: every job ended so far (its last run), and an engine on time limits beside, to see that
+  // the prediction changed scores.
+  std::vector<rlsched_ended_job> ended;
+  std::vector<Seconds> started(jobs.size(), -1);
+  rlsched_engine* on_limits = nullptr;
+  if (predicted) {
+    const std::string limits_path = dir.write("limits.yaml", std::string(kFeatureConfig) + "model: " + model + "\n");
+    o.config_path = limits_path.c_str();
+    REQUIRE(rlsched_engine_create(&o, &on_limits) == RLSCHED_OK);
+    REQUIRE(rlsched_engine_get_info(engine, &info) == RLSCHED_OK);
+    REQUIRE(info.run_time_predicted == 1);
+  }
+  int changed_by_prediction = 0;
+  std::size_t passed = 0;  // ended jobs passed to the engine by the last call (the last ones end after it)
 
   int batches = 0, submits = 0, compared = 0, feature_mismatches = 0, site_mismatches = 0, mutations_seen = 0;
   int multi_partition = 0, typeless = 0, classed = 0;
@@ -257,8 +291,23 @@ void check_parity(const std::string& extra, int min_ranked) {
   sim_config.requeue_delay = 120;
   int requeued = 0, sunk = 0, boosted = 0;
   sim_config.energy = &config->energy;
+  sim_config.observer = [&](const sim::ScheduleEvent& e) {
+    if (!predicted) return;
+    predicted_scorer->observe(e);
+    if (e.kind == sim::ScheduleEvent::Kind::kStart || e.kind == sim::ScheduleEvent::Kind::kBackfillStart)
+      started[e.job] = e.time;
+    if (e.kind != sim::ScheduleEvent::Kind::kEnd) return;
+    const Job& w = jobs[e.job];
+    // Slurm's start time 0 means "never started": the simulator's clock starts at 0, so the record is a day later
+    // (no run time and no order changes).
+    ended.push_back({static_cast<uint32_t>(w.id), user_id(w), w.time_limit, started[e.job] + 86400, e.time + 86400, 0});
+  };
   sim_config.on_scoring = [&](const sim::ScoringDecision& d) {
     CSnapshot c(d, cluster, jobs);
+    if (predicted) {
+      REQUIRE(rlsched_jobs_ended(engine, ended.data(), ended.size(), nullptr) == RLSCHED_OK);
+      passed = ended.size();
+    }
     // The plugin path's views and features, as rlsched_score_batch builds them.
     capi::BatchView batch(c.cluster, *config);
     capi::ClassCache classes;
@@ -321,10 +370,25 @@ void check_parity(const std::string& extra, int min_ranked) {
     }
     for (std::size_t i = 0; i < scores.size(); ++i) CHECK(scores[i] == ranked[i]);
     compared += static_cast<int>(c.jobs.size());
+    if (predicted && !d.at_submit) {
+      std::vector<double> limit_scores(c.jobs.size());
+      REQUIRE(rlsched_score_batch(on_limits, d.now, &c.cluster, c.jobs.data(), c.jobs.size(), limit_scores.data(),
+                                  nullptr) == RLSCHED_OK);
+      changed_by_prediction += limit_scores != scores;
+    }
   };
-  auto run = sim::simulate(cluster, jobs, **scorer, sim_config);
+  auto run = sim::simulate(cluster, jobs, *scorer, sim_config);
+  rlsched_counters counters{};
+  REQUIRE(rlsched_engine_get_counters(engine, &counters) == RLSCHED_OK);
   rlsched_engine_destroy(engine);
+  if (on_limits) rlsched_engine_destroy(on_limits);
   REQUIRE(run.ok());
+  if (predicted) {
+    // Each ended job heard once, though passed again at every later call; and the prediction moved scores.
+    CHECK(counters.ended_jobs == passed);
+    CHECK(passed >= jobs.size() / 2);
+    CHECK(changed_by_prediction >= batches / 2);
+  }
   CHECK(feature_mismatches == 0);
   CHECK(site_mismatches == 0);
   // The replay covered what differs between the paths: queues, submits, multi-partition, typeless, classed jobs.
@@ -351,6 +415,11 @@ TEST_CASE("the simulator and site_factor/rlsched see the same features and give 
 
 TEST_CASE("the simulator and site_factor/rlsched rank the same jobs last and first for the price", "[parity][energy]") {
   check_parity(kEnergy, 30);
+}
+
+TEST_CASE("the simulator and site_factor/rlsched serve a model on the same predicted run times",
+          "[parity][predicted-run-time]") {
+  check_parity("run_time: predicted\n", 0);
 }
 
 }  // namespace

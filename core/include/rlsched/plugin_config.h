@@ -15,6 +15,7 @@
 #include "rlsched/energy.h"
 #include "rlsched/job.h"
 #include "rlsched/placement.h"
+#include "rlsched/predicted_run_times.h"
 #include "rlsched/preemption.h"
 #include "rlsched/status.h"
 
@@ -67,6 +68,10 @@ struct PluginConfig {
   /// Site factors range over [0, score_scale]: a job's site factor is score_scale times the share of the last
   /// scored batch that scored strictly lower (its rank share; the simulator's weights.site does the same).
   std::uint32_t score_scale = kDefaultScoreScale;
+  /// What the policy (model or fallback) takes a waiting job's run time to be: its time limit, or the run time its
+  /// user's ended jobs predict (rlsched/predicted_run_times.h; site_factor/rlsched hears of ended jobs while Slurm
+  /// keeps them, MinJobAge).
+  RunTimeView run_time = RunTimeView::kLimit;
   /// Log per-job detail at info level (as DebugFlags=Priority does at verbose level).
   bool debug = false;
   /// Seconds between checks of the model file for changes (hot reload); 0: only at scontrol reconfigure.

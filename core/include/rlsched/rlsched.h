@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 7
+#define RLSCHED_ABI_VERSION 8
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -117,6 +117,7 @@ typedef struct rlsched_engine_info {
 	const char *scorer;         /* what scores now: "model:<path>" or the fallback's name */
 	int32_t job_classes;        /* job classes configured (rlsched.yaml job_classes) */
 	int32_t energy_defers;      /* rlsched.yaml energy defers jobs (job_submit must see CPU-only jobs too) */
+	int32_t run_time_predicted; /* rlsched.yaml run_time: predicted (the policy sees predicted run times) */
 } rlsched_engine_info;
 
 int rlsched_engine_get_info(rlsched_engine *engine, rlsched_engine_info *out);
@@ -138,6 +139,7 @@ typedef struct rlsched_counters {
 	uint64_t deferrals_shadow;    /* ... that would have been (energy.mode shadow) */
 	uint64_t sunk_jobs;           /* scored deferrable jobs ranked last in an expensive window (enforce) */
 	uint64_t boosted_jobs;        /* ... ranked first in a cheap window (enforce) */
+	uint64_t ended_jobs;          /* ended jobs heard by rlsched_jobs_ended, each once (predicted run times) */
 } rlsched_counters;
 
 int rlsched_engine_get_counters(rlsched_engine *engine, rlsched_counters *out);
@@ -230,6 +232,23 @@ int rlsched_score_batch(rlsched_engine *engine, int64_t now, const rlsched_clust
 /* Scores one new job (site_factor_p_set) and ranks it against the last batch (0 before the first batch). */
 int rlsched_score_one(rlsched_engine *engine, int64_t now, const rlsched_cluster *cluster, const rlsched_job *job,
 		      double *out_score, uint32_t *out_site_factor);
+
+/* A job that ran and ended (completed, failed, timed out, cancelled while running, ...): what run_time: predicted
+ * learns from (rlsched/predicted_run_times.h). */
+typedef struct rlsched_ended_job {
+	uint32_t job_id;
+	uint32_t user_id;
+	int64_t time_limit;     /* seconds; 0 = none */
+	int64_t start_time;     /* of its last run */
+	int64_t end_time;
+	int64_t suspended;      /* seconds of its run spent suspended */
+} rlsched_ended_job;
+
+/* The ended jobs Slurm still keeps (site_factor/rlsched passes every one in its job list, each cycle). A job is
+ * learned from once: those of the last call are known; one not in it is new (a job id whose end time changed, too).
+ * The new ones count in the order they ended, by end time. Jobs without a start (never ran) or with an end before
+ * their start are skipped. Call it before rlsched_score_batch; out_new (may be NULL): how many were new. */
+int rlsched_jobs_ended(rlsched_engine *engine, const rlsched_ended_job *jobs, size_t n, size_t *out_new);
 
 /* ---- Accelerator mapping at submit (job_submit/rlsched) ------------------------------------------------------- */
 

@@ -235,6 +235,7 @@ void Engine::info(rlsched_engine_info& out) {
   out.reload_check_interval = c.reload_check_interval;
   out.job_classes = static_cast<int32_t>(c.job_classes.size());
   out.energy_defers = c.energy.defers() ? 1 : 0;
+  out.run_time_predicted = c.run_time == RunTimeView::kPredicted ? 1 : 0;
   out.config_path = c.path.c_str();
   out.model_path = c.model.c_str();
   out.scorer = s->fallback_name.c_str();
@@ -289,6 +290,7 @@ rlsched_counters Engine::counters() const {
   c.deferrals_shadow = deferrals_shadow_.load();
   c.sunk_jobs = sunk_jobs_.load();
   c.boosted_jobs = boosted_jobs_.load();
+  c.ended_jobs = ended_jobs_.load();
   return c;
 }
 

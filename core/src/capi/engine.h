@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "capi/c_snapshot.h"
@@ -21,6 +22,7 @@
 #include "rlsched/placement.h"
 #include "rlsched/plugin_config.h"
 #include "rlsched/policy/reloading_scorer.h"
+#include "rlsched/predicted_run_times.h"
 #include "rlsched/preemption.h"
 #include "rlsched/rlsched.h"
 #include "rlsched/scorer.h"
@@ -55,6 +57,12 @@ class Engine {
                      double* scores, std::uint32_t* site_factors);
   Status score_one(Seconds now, const rlsched_cluster& cluster, const rlsched_job& job, double* score,
                    std::uint32_t* site_factor);
+  /// The ended jobs Slurm still keeps (rlsched_jobs_ended): those not in the last call feed the predicted run times.
+  Status jobs_ended(const rlsched_ended_job* jobs, std::size_t n, std::size_t& fresh);
+  /// Each pending[i] as the policy in service is shown it (jobs[i] names its user): under run_time: predicted, with
+  /// its predicted run time for its limit, as score_batch and score_one show it; unchanged otherwise. For `rlsched
+  /// explain`, which scores with policy() itself.
+  void show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pending);
   Status submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
                     const rlsched_submit& job, rlsched_submit_result& out);
 
@@ -107,6 +115,8 @@ class Engine {
   /// Scores `jobs` with the policy (its fallback counts the calls it serves).
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
+  /// run_time: predicted: each pending[i] as its user's ended jobs predict (jobs[i] names the user).
+  void predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending);
   void reload_loop();
   void retire(const Settings& old);
   /// Loads <state_dir>/rlsched_preemptions.json into history_ and starts its writer (capi/preempt.cpp).
@@ -122,6 +132,9 @@ class Engine {
 
   std::mutex history_mutex_;  // guards history_ (preemptions per job, for the cap)
   preemption::History history_;
+  std::mutex ended_mutex_;  // guards ended_known_ and run_times_
+  std::unordered_map<std::uint32_t, Seconds> ended_known_;  // the last call's ended jobs: id -> end time
+  PredictedRunTimes run_times_;                             // fed by jobs_ended whatever run_time says
   std::mutex batch_mutex_;  // guards sorted_ (the last batch, ranked against by score_one)
   std::vector<double> sorted_;
 
@@ -143,6 +156,7 @@ class Engine {
   std::atomic<std::uint64_t> deferrals_shadow_{0};
   std::atomic<std::uint64_t> sunk_jobs_{0};
   std::atomic<std::uint64_t> boosted_jobs_{0};
+  std::atomic<std::uint64_t> ended_jobs_{0};
   std::atomic<std::uint64_t> errors_{0};
 
   HealthRecorder health_;

@@ -1,7 +1,11 @@
-// The engine's scoring (site_factor/rlsched): C jobs to pending-job views, one batched call of the policy (or its
-// fallback), and the site factors ranked against the last batch.
+// The engine's scoring (site_factor/rlsched): C jobs to pending-job views (with run_time: predicted, each as its
+// user's ended jobs predict), one batched call of the policy (or its fallback), and the site factors ranked against
+// the last batch.
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,6 +45,45 @@ void Engine::rank_deferrable(const Settings& s, Seconds now, const rlsched_clust
   }
 }
 
+Status Engine::jobs_ended(const rlsched_ended_job* jobs, std::size_t n, std::size_t& fresh) {
+  fresh = 0;
+  if (n > 0 && !jobs) return Status::InvalidInput("jobs is NULL");
+  if (n > 10'000'000) return Status::InvalidInput(fmt::format("{} ended jobs in one call is not plausible", n));
+  std::unordered_map<std::uint32_t, Seconds> known;
+  known.reserve(n);
+  std::vector<const rlsched_ended_job*> heard;
+  std::lock_guard<std::mutex> lock(ended_mutex_);
+  for (std::size_t i = 0; i < n; ++i) {
+    const rlsched_ended_job& j = jobs[i];
+    if (j.start_time <= 0 || j.end_time < j.start_time) continue;  // never ran, or a record out of order
+    known[j.job_id] = j.end_time;
+    const auto last = ended_known_.find(j.job_id);
+    if (last == ended_known_.end() || last->second != j.end_time) heard.push_back(&j);
+  }
+  // Learned in the order they ended, as the simulator hears them.
+  std::sort(heard.begin(), heard.end(), [](const rlsched_ended_job* a, const rlsched_ended_job* b) {
+    return a->end_time != b->end_time ? a->end_time < b->end_time : a->job_id < b->job_id;
+  });
+  for (const rlsched_ended_job* j : heard) {
+    const Seconds ran = std::max<Seconds>(0, j->end_time - j->start_time - std::max<Seconds>(0, j->suspended));
+    run_times_.ended(std::to_string(j->user_id), std::max<Seconds>(0, j->time_limit), ran);
+  }
+  ended_known_ = std::move(known);
+  fresh = heard.size();
+  ended_jobs_.fetch_add(fresh, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+void Engine::show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pending) {
+  predict_run_times(*settings(), jobs, pending);
+}
+
+void Engine::predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending) {
+  if (s.config.run_time != RunTimeView::kPredicted) return;
+  std::lock_guard<std::mutex> lock(ended_mutex_);
+  for (std::size_t i = 0; i < pending.size(); ++i) run_times_.apply(std::to_string(jobs[i].user_id), pending[i]);
+}
+
 Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,
                            double* out_scores, std::uint32_t* out_factors) {
   if (n > 0 && !jobs) return Status::InvalidInput("jobs is NULL");
@@ -72,6 +115,7 @@ Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rl
     pending.push_back(to_pending_job(j, cluster, s->config, now, batch, job_class));
   }
   if (classes) classes_lock.unlock();
+  predict_run_times(*s, jobs, pending);
   scores.assign(n, 0.0);
   factors.assign(n, 0);
   score(*s, batch.state.context(now, static_cast<int>(n)), pending, scores);
@@ -103,6 +147,7 @@ Status Engine::score_one(Seconds now, const rlsched_cluster& cluster, const rlsc
   BatchView batch(cluster, s->config);
   const std::vector<std::string> job_class = {class_of(s->config, job)};
   std::vector<PendingJob> one = {to_pending_job(job, cluster, s->config, now, batch, job_class.front())};
+  predict_run_times(*s, &job, one);
   std::vector<double> score_out(1, 0.0);
   std::uint32_t factor = 0;
   int pending = 1;

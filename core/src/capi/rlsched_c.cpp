@@ -216,6 +216,22 @@ int rlsched_score_one(rlsched_engine* engine, int64_t now, const rlsched_cluster
   }
 }
 
+int rlsched_jobs_ended(rlsched_engine* engine, const rlsched_ended_job* jobs, size_t n, size_t* out_new) {
+  try {
+    t_last_error.clear();
+    if (!usable(engine)) return fail(engine, RLSCHED_EINVAL, "rlsched_jobs_ended: NULL engine");
+    std::size_t fresh = 0;
+    rlsched::Status s = engine->impl->jobs_ended(jobs, n, fresh);
+    if (!s.ok()) return fail(engine, s, RLSCHED_EINVAL);
+    if (out_new) *out_new = fresh;
+    return RLSCHED_OK;
+  } catch (const std::exception& e) {
+    return fail_exception(engine, __func__, e);
+  } catch (...) {
+    return fail_unknown(engine, __func__);
+  }
+}
+
 int rlsched_submit_map(rlsched_engine* engine, int64_t now, const rlsched_cluster* cluster, const rlsched_job* queue,
                        size_t n_queue, const rlsched_submit* job, rlsched_submit_result* out) {
   try {

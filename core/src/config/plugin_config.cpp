@@ -72,6 +72,7 @@ const Keys kTopKeys = {"mode",
                        "model",
                        "fallback",
                        "score_scale",
+                       "run_time",
                        "debug",
                        "reload_check_interval",
                        "health_dir",
@@ -128,6 +129,15 @@ class Parser : public YamlChecks {
     if (const YAML::Node n = root["score_scale"])
       // Slurm adds the site factor to a 32-bit priority: keep room for the other factors.
       c.score_scale = static_cast<std::uint32_t>(integer(n, "score_scale", 1, 1000000000));
+    if (const YAML::Node n = root["run_time"]) {
+      const std::string view = scalar(n, "run_time");
+      if (view == "limit")
+        c.run_time = RunTimeView::kLimit;
+      else if (view == "predicted")
+        c.run_time = RunTimeView::kPredicted;
+      else
+        fail(n, fmt::format("run_time must be limit or predicted (got '{}')", view));
+    }
     if (const YAML::Node n = root["debug"]) c.debug = boolean(n, "debug");
     if (const YAML::Node n = root["reload_check_interval"])
       c.reload_check_interval = duration(n, "reload_check_interval");

@@ -1,0 +1,56 @@
+"""site_factor/rlsched with `run_time: predicted` (docs/plugins.md) inside a real slurmctld: the policy sees a pending
+job as asking for the run time its user's ended jobs predict, not for its time limit.
+
+The lab's policy is the fallback SJF (no model), whose score is minus the run time it is shown, and `debug: true`
+makes the plugin log each job's score. A job of root asking for 10 minutes runs about a second and ends; slurmctld
+keeps it (MinJobAge), and the next decay cycle hears of it. A job root then queues behind a blocker, asking for 20
+minutes, must be scored at the next cycle at about a second's share of 10 minutes times 20 minutes, far below the
+1,200 s of its limit; with `run_time: limit` (hot reload of the same file) it is scored at its limit again. The exact
+figures, job by job, are the C ABI parity test's (test/capi/feature_parity_test.cpp). About three minutes: decay
+cycles come once a minute (PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import plugin_helpers as ph
+from lab import Lab
+
+LIMIT_S = 20 * 60  # the queued job's time limit
+
+
+@pytest.fixture(scope="module")
+def lab(request: pytest.FixtureRequest, plugin_dirs: list[str]) -> Lab:
+    return ph.plugin_lab(request, plugin_dirs, "test_predicted_run_times.lab", run_time="predicted", debug=True)
+
+
+def scores_of(lab: Lab, since: int, job: int, pattern: str) -> list[float]:
+    """The scores the plugin logged for a job since a log offset, in lines matching `pattern` after its id."""
+    rx = re.compile(rf"site_factor/rlsched: JobId={job}{pattern} score (-?[\d.e+]+)")
+    return [float(m.group(1)) for line in lab.log_lines_since(since) if (m := rx.search(line))]
+
+
+def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab) -> None:
+    assert lab.log_lines(r"site_factor/rlsched: loaded, mode enforce, scoring with sjf, .*, run_time: predicted"), \
+        lab.log_tails("slurmctld")
+    since = lab.log_size()
+    short = lab.sbatch("-p", "npu", "-c", "1", "-t", "10", wrap="sleep 1")
+    lab.wait_job_state(short, {"COMPLETED"})
+    blocker = ph.occupy(lab, "npu", "npu:8")
+    queued = lab.sbatch("-p", "npu", "--gres=npu:8", "-t", str(LIMIT_S // 60), wrap="sleep 3")
+    # The next cycle hears of the ended job (slurmctld keeps it) before it scores the queue.
+    at_cycle = lab.wait_for(lambda: scores_of(lab, since, queued, ""), 80, f"a cycle's score of job {queued}")
+    assert lab.log_lines_since(since, r"site_factor/rlsched: heard of [1-9]\d* ended jobs \([1-9]\d* kept by Slurm\); "
+                                      r"run_time: predicted"), lab.log_tails("slurmctld")
+    # sjf scores minus the run time it is shown: about (1 to 3 s / 600 s) x 1200 s, not the 1200 s limit.
+    assert -60 < at_cycle[0] < 0, (at_cycle, lab.log_tails("slurmctld"))
+
+    # The same file on time limits (hot reload, read again at the next cycle): the job is shown its limit again.
+    since = lab.log_size()
+    ph.write_config(lab, run_time="limit", debug=True)
+    on_limit = lab.wait_for(lambda: scores_of(lab, since, queued, ""), 80, f"the next cycle's score of job {queued}")
+    assert on_limit[0] == -LIMIT_S, (on_limit, lab.log_tails("slurmctld"))
+    lab.run("scancel", str(queued), str(blocker))
