@@ -20,9 +20,9 @@
 #include "report_table.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
-#include "rlsched/sim/predicted_run_time.h"
 #include "rlsched/sim/self_tuning.h"
 #include "run_options.h"
+#include "served_policy.h"
 #include "verdict.h"
 
 namespace rlsched::cli {
@@ -106,20 +106,13 @@ int run_evaluate(const EvaluateOptions& options) {
     evaluation.sim.energy = energy;
     for (const std::string& name : names) {
       // A self-tuning policy replays the run's own past, so it needs the run's jobs, cluster and config, and to
-      // hear of every job's start and end; a rule on predicted run times hears of them too.
+      // hear of every job's start and end; a policy on predicted run times hears of them too (served_policy.h).
       sim::SelfTuningScorer* self_tuning = nullptr;
       std::function<void(const sim::ScheduleEvent&)> hears;
-      Result<std::unique_ptr<Scorer>> scorer = Status::Internal("unreachable");
-      const bool hears_the_run = sim::is_predicted_spec(name) || sim::is_self_tuning_spec(name);
-      if (hears_the_run && evaluation.protocol != sim::Protocol::kFull)
-        return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
-      if (sim::is_predicted_spec(name)) {
-        auto rule = policy::make_policy_scorer(sim::predicted_rule(name), scorer_settings(*inputs));
-        if (!rule.ok()) return fail(rule.status());
-        auto made = std::make_unique<sim::PredictedRunTimeScorer>(inputs->workload.jobs, std::move(*rule));
-        hears = [predicted = made.get()](const sim::ScheduleEvent& e) { predicted->observe(e); };
-        scorer = std::unique_ptr<Scorer>(std::move(made));
-      } else if (sim::is_self_tuning_spec(name)) {
+      std::unique_ptr<Scorer> scorer;
+      if (sim::is_self_tuning_spec(name)) {
+        if (evaluation.protocol != sim::Protocol::kFull)
+          return fail(Status::InvalidInput(fmt::format("policy '{}' runs under --protocol full only", name)));
         auto settings = sim::parse_self_tuning(name, scorer_settings(*inputs));
         if (!settings.ok()) return fail(settings.status());
         auto made = sim::SelfTuningScorer::Make(inputs->cluster, inputs->workload.jobs, evaluation.sim,
@@ -127,17 +120,15 @@ int run_evaluate(const EvaluateOptions& options) {
         if (!made.ok()) return fail(made.status());
         self_tuning = made->get();
         hears = [self_tuning](const sim::ScheduleEvent& e) { self_tuning->observe(e); };
-        scorer = std::unique_ptr<Scorer>(std::move(*made));
+        scorer = std::move(*made);
       } else {
-        scorer = policy::make_policy_scorer(name, scorer_settings(*inputs));
+        auto served = make_served_policy(name, *inputs, evaluation.protocol);
+        if (!served.ok()) return fail(served.status());
+        scorer = std::move(served->scorer);
+        hears = std::move(served->hears);
       }
-      if (!scorer.ok()) return fail(scorer.status());
       const auto observer = evaluation.sim.observer;
-      if (hears)
-        evaluation.sim.observer = [hears, observer](const sim::ScheduleEvent& e) {
-          hears(e);
-          if (observer) observer(e);
-        };
+      evaluation.sim.observer = also_hears(hears, observer);
       std::string label = placements.size() > 1 ? fmt::format("{} / {}", name, sim::to_string(placement)) : name;
       if (preemptions.size() > 1) label += fmt::format(" / {}", sim::to_string(preemption));
       if (energies.size() > 1) label += fmt::format(" / {}", energy::to_string(energy->rule));
@@ -145,7 +136,7 @@ int run_evaluate(const EvaluateOptions& options) {
       auto result = [&] {
         ProgressBar bar(runs > 1 ? fmt::format("{} [{}/{}]", label, results.size() + 1, runs) : label);
         evaluation.progress = bar.callback();
-        auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), **scorer, evaluation);
+        auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), *scorer, evaluation);
         evaluation.progress = nullptr;
         return r;
       }();

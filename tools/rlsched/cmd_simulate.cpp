@@ -16,6 +16,7 @@
 #include "rlsched/scorer.h"
 #include "rlsched/sim/simulator.h"
 #include "run_options.h"
+#include "served_policy.h"
 
 namespace rlsched::cli {
 
@@ -44,19 +45,21 @@ int run_simulate(const SimulateOptions& options) {
     std::fflush(stdout);
   }
 
-  auto scorer = policy::make_policy_scorer(options.policy, scorer_settings(*inputs));
-  if (!scorer.ok()) return fail(scorer.status());
+  // A model as rlsched.yaml's run_time serves it.
+  auto served = make_served_policy(options.policy, *inputs, evaluation.protocol);
+  if (!served.ok()) return fail(served.status());
   EventLog events;
   if (!options.events.empty()) {
     if (Status opened = events.open(options.events, inputs->workload.jobs, inputs->cluster); !opened.ok())
       return fail(opened);
     evaluation.sim.observer = [&events](const sim::ScheduleEvent& e) { events.write(e); };
   }
+  evaluation.sim.observer = also_hears(served->hears, evaluation.sim.observer);
   auto result = [&]() -> Result<sim::PolicyResult> {
     ProgressBar bar(options.policy);
     evaluation.progress = bar.callback();
     evaluation.keep_outcomes = !options.outcomes.empty();
-    auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), **scorer, evaluation);
+    auto r = sim::evaluate_policy(inputs->workload, inputs->simulated_cluster(), *served->scorer, evaluation);
     evaluation.progress = nullptr;
     return r;
   }();

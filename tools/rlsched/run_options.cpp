@@ -113,27 +113,27 @@ std::vector<std::string> RunOptions::parsed_placement_partitions() const {
 
 namespace {
 
-/// Why `name` is not a policy the scorers can build (a rule of thumb, an area rule, a model file; with `list`,
-/// evaluate's too: self-tuning and rules on predicted run times), or "" when it is one.
-std::string policy_error(const std::string& name, bool list) {
+/// Why `name` is not a policy the scorers can build (a rule of thumb, an area rule, a model file, any of them on
+/// predicted run times; with `list`, evaluate's self-tuning too), or "" when it is one. `rule`: the RULE of
+/// predicted:RULE, which is none of the last three.
+std::string policy_error(const std::string& name, bool list, bool rule = false) {
   std::vector<std::string> known = scorer_names();
-  if (list) known.push_back("all");
+  if (list && !rule) known.push_back("all");
   if (name.rfind("model:", 0) == 0 && name.size() > 6) return {};  // a model file: checked when loaded
-  if (list && sim::is_self_tuning_spec(name)) {                    // evaluate's: it replays the run's own jobs
+  if (list && !rule && sim::is_self_tuning_spec(name)) {           // evaluate's: it replays the run's own jobs
     if (auto settings = sim::parse_self_tuning(name); !settings.ok()) return settings.status().message();
     return {};
   }
-  if (list && sim::is_predicted_spec(name)) {  // evaluate's: it hears the run's ends; any rule a scorer builds
-    return policy_error(std::string(sim::predicted_rule(name)), false);
-  }
+  if (!rule && sim::is_predicted_spec(name))  // any rule a scorer builds, on predicted run times
+    return policy_error(std::string(sim::predicted_rule(name)), list, true);
   if (is_area_rule_spec(name)) {
-    if (auto rule = parse_area_rule(name); !rule.ok()) return rule.status().message();
+    if (auto parsed = parse_area_rule(name); !parsed.ok()) return parsed.status().message();
     return {};
   }
   if (std::find(known.begin(), known.end(), name) == known.end())
-    return fmt::format(
-        "unknown policy '{}' (known: {}, model:PATH, {}{})", name, fmt::join(known, ", "), kAreaRuleGrammar,
-        list ? fmt::format(", {}[:P1+P2+...], {}RULE", sim::kSelfTuningName, sim::kPredictedPrefix) : "");
+    return fmt::format("unknown policy '{}' (known: {}, model:PATH, {}, {}RULE{})", name, fmt::join(known, ", "),
+                       kAreaRuleGrammar, sim::kPredictedPrefix,
+                       list ? fmt::format(", {}[:P1+P2+...]", sim::kSelfTuningName) : "");
   return {};
 }
 
