@@ -42,10 +42,11 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
   engine->settings_ = std::move(*settings);
   const config::PluginConfig& c = engine->settings_->config;
   engine->log(RLSCHED_LOG_INFO,
-              fmt::format("config {}: mode {}, model {}, fallback {}, score_scale {}, {} accelerator types, "
-                          "placement {}",
+              fmt::format("config {}: mode {}, model {}, fallback {}, score_scale {}, run_time {}, {} accelerator "
+                          "types, placement {}",
                           c.path, config::mode_name(c.mode), c.model.empty() ? "none" : c.model, c.fallback,
-                          c.score_scale, c.accelerator_types.size(), c.placement.enabled ? "on" : "off"));
+                          c.score_scale, run_time_view_name(c.run_time), c.accelerator_types.size(),
+                          c.placement.enabled ? "on" : "off"));
   for (const std::string& warning : c.warnings) engine->log(RLSCHED_LOG_INFO, "warning: " + warning);
   if (engine->settings_->policy) engine->report_model_check(engine->check_model(*engine->settings_->policy));
   if (!engine->options_.no_policy && !engine->options_.no_reload_thread)
