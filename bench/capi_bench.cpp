@@ -2,7 +2,9 @@
 // (conversion to the feature inputs, ONE batched scoring call, the rank-share mapping to site factors), through
 //  - the default model path: a 21-64-64-1 TorchScript model loaded by the engine from its config, and
 //  - a heuristic fallback (multifactor), as when no model is configured or it failed to load;
-// plus rlsched_score_one (site_factor_p_set at submit) and rlsched_submit_map (job_submit, 10,000 queued jobs).
+// plus rlsched_score_one (site_factor_p_set at submit) and rlsched_submit_map (job_submit, 10,000 queued jobs); and
+// with run_time: predicted, the batch on predicted run times and the cycle's rlsched_jobs_ended on the 5,000 ended
+// jobs slurmctld keeps (all known already, as in the steady state).
 // Target: the batch well under 10 ms (ARCHITECTURE.md: under 5 ms). Run the Release build:
 // `build/release/bench/capi_bench`.
 #include <benchmark/benchmark.h>
@@ -32,6 +34,7 @@ struct Fixture {
   std::vector<rlsched_partition> parts;
   rlsched_cluster cluster{};
   std::vector<rlsched_job> jobs;
+  std::vector<rlsched_ended_job> ended;  // 5,000 jobs of the pending jobs' 500 users, ended in the last 5 minutes
 
   Fixture() {
     char pattern[] = "/tmp/rlsched_capi_bench_XXXXXX";
@@ -66,7 +69,14 @@ struct Fixture {
       j.partition_factor = unit(rng);
       j.qos_factor = unit(rng);
       j.partition = static_cast<int32_t>(4 * unit(rng));
+      j.user_id = static_cast<uint32_t>(i % 500);
       jobs.push_back(j);
+    }
+    for (int i = 0; i < 5000; ++i) {
+      const int64_t end = now - static_cast<int64_t>(300 * unit(rng)),
+                    limit = 60 + static_cast<int64_t>(86400 * unit(rng));
+      ended.push_back({static_cast<uint32_t>(20000 + i), static_cast<uint32_t>(i % 500), limit,
+                       end - static_cast<int64_t>(static_cast<double>(limit) * unit(rng)), end, 0});
     }
   }
   ~Fixture() {
@@ -119,6 +129,24 @@ void run_batch(benchmark::State& state, rlsched_engine* e) {
 void BM_ScoreBatch10k_Model(benchmark::State& state) {
   run_batch(state, fixture().engine("mode: enforce\nmodel: " + fixture().model() + "\n"));
 }
+void BM_ScoreBatch10k_ModelPredicted(benchmark::State& state) {
+  const Fixture& f = fixture();
+  rlsched_engine* e = f.engine("mode: enforce\nrun_time: predicted\nmodel: " + f.model() + "\n");
+  rlsched_jobs_ended(e, f.ended.data(), f.ended.size(), nullptr);
+  run_batch(state, e);
+}
+void BM_JobsEnded5k_Known(benchmark::State& state) {
+  const Fixture& f = fixture();
+  rlsched_engine* e = f.engine("mode: enforce\nrun_time: predicted\nfallback: fcfs\n");
+  rlsched_jobs_ended(e, f.ended.data(), f.ended.size(), nullptr);
+  for (auto _ : state) {
+    std::size_t fresh = 0;
+    rlsched_jobs_ended(e, f.ended.data(), f.ended.size(), &fresh);
+    benchmark::DoNotOptimize(fresh);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(f.ended.size()));
+  rlsched_engine_destroy(e);
+}
 void BM_ScoreBatch10k_Multifactor(benchmark::State& state) {
   run_batch(state, fixture().engine("mode: enforce\nfallback: multifactor\n"));
 }
@@ -160,6 +188,8 @@ void BM_SubmitMap_10kQueue(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ScoreBatch10k_Model)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScoreBatch10k_ModelPredicted)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_JobsEnded5k_Known)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Multifactor)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Fcfs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreOne_Model)->Unit(benchmark::kMicrosecond);
