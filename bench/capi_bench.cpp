@@ -135,6 +135,12 @@ void BM_ScoreBatch10k_ModelPredicted(benchmark::State& state) {
   rlsched_jobs_ended(e, f.ended.data(), f.ended.size(), nullptr);
   run_batch(state, e);
 }
+void BM_ScoreBatch10k_FcfsPredicted(benchmark::State& state) {
+  const Fixture& f = fixture();
+  rlsched_engine* e = f.engine("mode: enforce\nrun_time: predicted\nfallback: fcfs\n");
+  rlsched_jobs_ended(e, f.ended.data(), f.ended.size(), nullptr);
+  run_batch(state, e);
+}
 void BM_JobsEnded5k_Known(benchmark::State& state) {
   const Fixture& f = fixture();
   rlsched_engine* e = f.engine("mode: enforce\nrun_time: predicted\nfallback: fcfs\n");
@@ -192,6 +198,7 @@ BENCHMARK(BM_ScoreBatch10k_ModelPredicted)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_JobsEnded5k_Known)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Multifactor)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Fcfs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScoreBatch10k_FcfsPredicted)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreOne_Model)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SubmitMap_10kQueue)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
