@@ -210,7 +210,7 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	rlsched_engine_info inf;
 	size_t n = 0, n_ended = 0, heard = 0, changed = 0;
 	double copy_ms, total_ms;
-	bool detail, enforce;
+	bool detail, enforce, predicted;
 	time_t now = time(NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -218,6 +218,12 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	rlsched_config_engine_refresh(&ce);
 	if (!ce.engine || !job_list)
 		goto done;
+	if (rlsched_engine_get_info(ce.engine, &inf) != RLSCHED_OK) {
+		_fault("site_factor_p_update", rlsched_last_error(ce.engine));
+		goto done;
+	}
+	/* Ended jobs are read only for run_time: predicted (job lock held) */
+	predicted = inf.run_time_predicted;
 	if (!_grow((size_t) list_count(job_list) + 1) ||
 	    !rlsched_snapshot_begin(&snapshot)) {
 		snapshot_valid = false;
@@ -231,7 +237,7 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 			rlsched_snapshot_add_running(&snapshot, job_ptr);
 			continue;
 		}
-		if ((n_ended < job_cap) &&
+		if (predicted && (n_ended < job_cap) &&
 		    rlsched_ended_fill(&ended[n_ended], job_ptr)) {
 			n_ended++;
 			continue;
