@@ -18,7 +18,6 @@
 #include "report_energy.h"
 #include "report_json.h"
 #include "report_table.h"
-#include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/self_tuning.h"
 #include "run_options.h"

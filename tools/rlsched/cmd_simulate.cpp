@@ -12,7 +12,6 @@
 #include "report_json.h"
 #include "report_table.h"
 #include "rlsched/area_rule.h"
-#include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/scorer.h"
 #include "rlsched/sim/simulator.h"
 #include "run_options.h"
