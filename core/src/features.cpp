@@ -11,7 +11,7 @@ namespace {
 
 constexpr double kWeek = 7 * 86400.0;
 
-constexpr std::array<FeatureSpec, kFeatureCount> kSchemaV1 = {{
+constexpr std::array<FeatureSpec, kFeatureCount> kSchema = {{
     {"wait_log", "s", "log1p(wait) / log1p(7 d)"},
     {"limit_log", "s", "log1p(time limit) / log1p(7 d)"},
     {"wait_over_limit", "ratio", "log1p(wait / time limit) / log(101)"},
@@ -33,20 +33,26 @@ constexpr std::array<FeatureSpec, kFeatureCount> kSchemaV1 = {{
     {"queue_log", "jobs", "log1p(pending jobs) / log1p(10000)"},
     {"idle_cpu_share", "CPUs", "idle CPUs / cluster CPUs"},
     {"idle_accel_share", "accelerators", "idle accelerators of its allowed types / all of them (0 without)"},
+    // v2: p = the predicted run time (PendingJob::predicted_run_time), its time limit where none is predicted.
+    {"predicted_log", "s", "log1p(p) / log1p(7 d)"},
+    {"wait_over_predicted", "ratio", "log1p(wait / p) / log(101)"},
 }};
+
+/// The first column of schema v2's features on the predicted run time.
+constexpr std::size_t kFirstPredicted = 21;
 
 inline float share(double part, double whole) { return whole > 0 ? static_cast<float>(part / whole) : 0.0f; }
 
 }  // namespace
 
 const std::vector<FeatureSpec>& schema() {
-  static const std::vector<FeatureSpec> specs(kSchemaV1.begin(), kSchemaV1.end());
+  static const std::vector<FeatureSpec> specs(kSchema.begin(), kSchema.end());
   return specs;
 }
 
 std::vector<std::string> schema_names() {
   std::vector<std::string> names;
-  for (const FeatureSpec& f : kSchemaV1) names.emplace_back(f.name);
+  for (const FeatureSpec& f : kSchema) names.emplace_back(f.name);
   return names;
 }
 
@@ -79,21 +85,32 @@ void extract_all(const PendingJob& job, const ScoringContext& c, float* row) {
   row[i++] = static_cast<float>(std::log1p(std::max(c.pending_jobs, 0)) / std::log1p(10000.0));
   row[i++] = share(c.idle_cpus, total_cpus);
   row[i++] = static_cast<float>(job.idle_accel_share);
+  const double predicted =
+      job.predicted_run_time > 0 ? std::min(static_cast<double>(job.predicted_run_time), limit) : limit;
+  row[i++] = static_cast<float>(std::log1p(predicted) / log1p_week);
+  row[i++] = static_cast<float>(std::log1p(wait / predicted) / std::log(101.0));
   (void)i;  // i == kFeatureCount; the schema test checks every column is written
+}
+
+bool reads_predicted_run_time(const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    for (std::size_t k = kFirstPredicted; k < kSchema.size(); ++k)
+      if (name == kSchema[k].name) return true;
+  return false;
 }
 
 Result<FeatureMap> FeatureMap::For(const std::vector<std::string>& names) {
   FeatureMap map;
   for (const std::string& name : names) {
-    auto it = std::find_if(kSchemaV1.begin(), kSchemaV1.end(), [&](const FeatureSpec& f) { return name == f.name; });
-    if (it == kSchemaV1.end())
+    auto it = std::find_if(kSchema.begin(), kSchema.end(), [&](const FeatureSpec& f) { return name == f.name; });
+    if (it == kSchema.end())
       return Status::InvalidInput(fmt::format("feature '{}' is not in feature schema v{}", name, kSchemaVersion));
     if (std::find(map.names_.begin(), map.names_.end(), name) != map.names_.end())
       return Status::InvalidInput(fmt::format("feature '{}' is listed twice", name));
-    map.columns_.push_back(static_cast<int>(it - kSchemaV1.begin()));
+    map.columns_.push_back(static_cast<int>(it - kSchema.begin()));
     map.names_.push_back(name);
   }
-  map.identity_ = map.columns_.size() == kSchemaV1.size();
+  map.identity_ = map.columns_.size() == kSchema.size();
   for (std::size_t k = 0; map.identity_ && k < map.columns_.size(); ++k)
     map.identity_ = map.columns_[k] == static_cast<int>(k);
   return map;

@@ -69,12 +69,12 @@ static bool _want_detail(const rlsched_engine_info *inf)
 	return inf->debug || (slurm_conf.debug_flags & DEBUG_FLAG_PRIO);
 }
 
-/* run_time: predicted hears of an ended job only while Slurm keeps it */
+/* Predicted run times hear of an ended job only while Slurm keeps it */
 static void _check_min_job_age(const rlsched_engine_info *inf)
 {
-	if (inf->run_time_predicted &&
+	if (inf->reads_ended_jobs &&
 	    (slurm_conf.min_job_age < slurm_conf.priority_calc_period))
-		info("%s: run_time: predicted learns from the ended jobs Slurm keeps, and MinJobAge (%u s) is below PriorityCalcPeriod (%u s): jobs that end between two updates may go unheard",
+		info("%s: predicted run times learn from the ended jobs Slurm keeps, and MinJobAge (%u s) is below PriorityCalcPeriod (%u s): jobs that end between two updates may go unheard",
 		     plugin_type, slurm_conf.min_job_age,
 		     slurm_conf.priority_calc_period);
 }
@@ -222,8 +222,11 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 		_fault("site_factor_p_update", rlsched_last_error(ce.engine));
 		goto done;
 	}
-	/* Ended jobs are read only for run_time: predicted (job lock held) */
-	predicted = inf.run_time_predicted;
+	/*
+	 * Ended jobs are read only when the policy learns from them (job lock
+	 * held): run_time: predicted, or a model that reads predicted run times
+	 */
+	predicted = inf.reads_ended_jobs;
 	if (!_grow((size_t) list_count(job_list) + 1) ||
 	    !rlsched_snapshot_begin(&snapshot)) {
 		snapshot_valid = false;

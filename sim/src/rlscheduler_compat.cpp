@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "rlsched/predicted_run_times.h"
+
 namespace rlsched::sim {
 
 Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nodes, int procs_per_node) {
@@ -44,7 +46,7 @@ Result<CompatWorkload> prepare_compat_workload(const Workload& workload, int nod
                                               capacity));
     const Seconds request = job.time_limit > 0 ? job.time_limit : job.run_time;
     const int nodes_needed = (job.cpus + out.procs_per_node - 1) / out.procs_per_node;
-    out.jobs.push_back(CompatJob{job.id, i, job.submit, job.run_time, request, job.cpus, nodes_needed});
+    out.jobs.push_back(CompatJob{job.id, i, job.submit, job.run_time, request, job.cpus, nodes_needed, job.user});
   }
   return out;
 }
@@ -56,6 +58,7 @@ struct CompatRunningJob {
   Seconds start;
   Seconds request;
   int nodes;
+  std::size_t job;  // index into CompatWorkload::jobs
   std::size_t seq;  // start order, breaks ties of equal end times like RLScheduler's stable sort
 };
 
@@ -78,6 +81,8 @@ class CompatRun {
         agent_(agent),
         static_(scorer != nullptr && scorer->is_static()),
         backfill_(backfill),
+        predicted_((agent != nullptr && agent->reads_predicted_run_time()) ||
+                   (scorer != nullptr && scorer->reads_predicted_run_time())),
         total_nodes_(workload.nodes),
         free_nodes_(workload.nodes),
         start_time_(end_ - first_, -1) {}
@@ -140,6 +145,7 @@ class CompatRun {
     p.cpus = jobs_[j].procs;
     p.nodes = nodes_needed(j);
     p.fits_now = fits(j);
+    if (predicted_) run_times_.annotate(jobs_[j].user, p);
     return p;
   }
 
@@ -205,7 +211,7 @@ class CompatRun {
     start_time_[j - first_] = now_;
     free_nodes_ -= nodes_needed(j);
     --queued_count_;
-    running_.push_back(CompatRunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), seq_++});
+    running_.push_back(CompatRunningJob{now_ + jobs_[j].run, now_, request(j), nodes_needed(j), j, seq_++});
     std::push_heap(running_.begin(), running_.end(), LaterEnd());
     if (agent_ != nullptr) agent_->on_start(j, now_ - jobs_[j].submit, jobs_[j].run);
   }
@@ -228,6 +234,10 @@ class CompatRun {
     }
     now_ = std::max(now_, release);
     free_nodes_ += running_.front().nodes;
+    if (predicted_) {
+      const CompatRunningJob& ended = running_.front();
+      run_times_.ended(jobs_[ended.job].user, ended.request, ended.end - ended.start);
+    }
     std::pop_heap(running_.begin(), running_.end(), LaterEnd());
     running_.pop_back();
     return false;
@@ -297,6 +307,8 @@ class CompatRun {
   DecisionMaker* agent_;
   const bool static_;     // scorer_ scores do not change while jobs wait: rank once, keep a heap
   const bool backfill_;
+  const bool predicted_;  // fill PendingJob::predicted_run_time from the ends so far
+  PredictedRunTimes run_times_;
 
   Seconds now_ = 0;
   std::size_t next_ = 0;

@@ -107,6 +107,11 @@ void SelfTuningScorer::advance() {
   while (resolved_ < by_submit_.size() && known_[by_submit_[resolved_]] != kWaiting) ++resolved_;
 }
 
+bool SelfTuningScorer::reads_predicted_run_time() const {
+  return std::any_of(scorers_.begin(), scorers_.end(),
+                     [](const std::unique_ptr<Scorer>& s) { return s->reads_predicted_run_time(); });
+}
+
 void SelfTuningScorer::score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
                              std::vector<double>& scores) const {
   if (resolved_ >= settings_.warm_up && resolved_ >= resolved_at_last_choice_ + settings_.every) {

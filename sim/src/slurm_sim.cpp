@@ -543,6 +543,7 @@ void SlurmSim::finish(int job, Seconds now) {
     o.allocated_accelerator_seconds += held * jobs_[job].accel.count;
     o.useful_accelerator_seconds += useful * jobs_[job].accel.count;
   }
+  run_times_.ended(jobs_[job].user, requests_[job].limit, now - s.start);
   o.start = s.start;
   o.end = now;
   o.state = s.times_out ? JobEnd::kTimeout : JobEnd::kCompleted;
@@ -717,6 +718,8 @@ void SlurmSim::score_batch(const std::vector<int>& jobs, Seconds now, bool at_su
     batch_.push_back(job_view::build(v, view_cluster_, now));
     if (tell) batch_states_.push_back(v);
   }
+  if (scorer_.reads_predicted_run_time())
+    for (std::size_t i = 0; i < jobs.size(); ++i) run_times_.annotate(jobs_[jobs[i]].user, batch_[i]);
   scores_.assign(batch_.size(), 0.0);
   // The queue length the plugin knows: the batch at a tick; at submit (site_factor_p_set sees no queue), the last
   // batch and this job.

@@ -12,6 +12,7 @@
 #include "node_space.h"
 #include "resources.h"
 #include "rlsched/job_view.h"
+#include "rlsched/predicted_run_times.h"
 #include "rlsched/preemption.h"
 #include "rlsched/sim/simulator.h"
 
@@ -273,6 +274,8 @@ class SlurmSim {
   std::size_t next_failure_ = 0;
 
   FairShare fairshare_;
+  /// What each user's ended jobs predict, shown to a scorer that reads it (the plugin's engine does the same).
+  PredictedRunTimes run_times_;
   Seconds next_tick_ = 0;
   Seconds last_event_ = 0;
   Seconds last_charge_ = 0;

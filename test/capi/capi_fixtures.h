@@ -13,6 +13,8 @@
 #include <catch2/catch.hpp>
 
 extern "C" int rlsched_test_write_model(const char* path, unsigned seed);
+extern "C" int rlsched_test_write_longest_first_model(const char* path);
+extern "C" int rlsched_test_write_predicted_model(const char* path);
 
 namespace rlsched::testing {
 

@@ -3,6 +3,7 @@
 #include "rlsched/rlsched.h"
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -270,6 +271,59 @@ TEST_CASE("with run_time: predicted the policy sees the run time a user's ended 
   REQUIRE(rlsched_engine_get_counters(predicted.engine, &counters) == RLSCHED_OK);
   CHECK(counters.ended_jobs == 3);
   CHECK(counters.errors == 1);
+}
+
+TEST_CASE("a model that reads predicted run times asks for ended jobs and sees its prediction beside its limit",
+          "[capi][predicted]") {
+  PrivateDir dir;
+  LogLines log;
+  // score = predicted_log = log1p(p) / log1p(7 d): a model of schema v2 whose scores say which run time it was shown.
+  const std::string model = dir.path() + "/predicted.pt";
+  REQUIRE(rlsched_test_write_predicted_model(model.c_str()) == 0);
+  const std::string v1 = dir.path() + "/longest_first.pt";
+  REQUIRE(rlsched_test_write_longest_first_model(v1.c_str()) == 0);
+  auto reads_ended_jobs = [&](const std::string& yaml) {
+    Engine e;
+    const std::string path = dir.write("probe.yaml", yaml);
+    rlsched_engine_options o = options(path, log);
+    REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+    rlsched_engine_info info{};
+    REQUIRE(rlsched_engine_get_info(e.engine, &info) == RLSCHED_OK);
+    return info.reads_ended_jobs;
+  };
+  CHECK(reads_ended_jobs("mode: enforce\nfallback: sjf\n") == 0);
+  CHECK(reads_ended_jobs("mode: enforce\nfallback: sjf\nrun_time: predicted\n") == 1);
+  CHECK(reads_ended_jobs("mode: enforce\nmodel: " + v1 + "\n") == 0);  // schema v1: nothing to learn from them
+  CHECK(reads_ended_jobs("mode: enforce\nmodel: " + model + "\n") == 1);
+
+  Engine e;
+  const std::string config = dir.write("rlsched.yaml", "mode: enforce\nmodel: " + model + "\n");
+  rlsched_engine_options o = options(config, log);
+  REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+  CCluster c;
+  const int64_t now = 1'700'000'000;
+  std::vector<rlsched_job> jobs = pending_jobs(2, now);
+  jobs[0].user_id = 7;
+  jobs[0].time_limit = 3600;
+  jobs[1].user_id = 8;
+  jobs[1].time_limit = 1800;
+  auto scores = [&] {
+    std::vector<double> out(jobs.size());
+    REQUIRE(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), out.data(), nullptr) ==
+            RLSCHED_OK);
+    return out;
+  };
+  const double week = std::log1p(7 * 86400.0);
+  // No job has ended: the prediction is the limit.
+  std::vector<double> before = scores();
+  CHECK(before[0] == Approx(std::log1p(3600.0) / week).epsilon(1e-6));
+  CHECK(before[1] == Approx(std::log1p(1800.0) / week).epsilon(1e-6));
+  // User 7's job ran 600 s of its 6000: 10% of 3600 s; user 8 has none. Under run_time: limit the limit stays.
+  const std::vector<rlsched_ended_job> ended = {{50, 7, 6000, now - 5000, now - 4400, 0}};
+  REQUIRE(rlsched_jobs_ended(e.engine, ended.data(), ended.size(), nullptr) == RLSCHED_OK);
+  std::vector<double> after = scores();
+  CHECK(after[0] == Approx(std::log1p(360.0) / week).epsilon(1e-6));
+  CHECK(after[1] == before[1]);
 }
 
 TEST_CASE("the features the engine builds are the schema's inputs", "[capi]") {

@@ -80,7 +80,8 @@ TEST_CASE("unknown scorer names are refused with the known ones listed") {
   auto scorer = make_scorer("lifo");
   REQUIRE_FALSE(scorer.ok());
   CHECK(scorer.status().message() ==
-        "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor, area:A/B/G[/C[/F]][/relative])");
+        "unknown policy 'lifo' (known: fcfs, sjf, wfp3, unicep, f1, multifactor, "
+        "area:A/B/G[/C[/F]][/relative][/predicted])");
   CHECK(scorer_names().size() == 6);
   for (const auto& name : scorer_names()) CHECK(make_scorer(name).ok());
 }
@@ -193,6 +194,31 @@ TEST_CASE("area rules score -(a ln max(r,10) + b ln n) + g ln(1 + w/max(r,10)) f
     CHECK(AreaRule{1, 0, 0, true, 0, 8}.spec() == "area:1/0/0/0/8/relative");
     CHECK(AreaRule{1, 0, 0, false, 0, 8}.describe() == "-(1 ln max(r,10) + 0 ln n) + 0 ln(1 + w/max(r,10)) + 8 F");
   }
+}
+
+TEST_CASE("an area rule on predicted run times takes r from the prediction where there is one, and is never static") {
+  // job 0: limit 3600 s, predicted 60 s, waited 50 s; job 1: limit 600 s, no prediction; job 2: a prediction above
+  // its limit counts as the limit.
+  std::vector<PendingJob> jobs = {pending(1, 100, 50, 3600, 4), pending(2, 200, 10, 600, 1), pending(3, 0, 0, 100, 1)};
+  jobs[0].predicted_run_time = 60;
+  jobs[2].predicted_run_time = 5000;
+  auto s = scores_of("area:1/0/2/predicted", jobs);
+  CHECK(s[0] == Approx(-std::log(60.0) + 2 * std::log1p(50.0 / 60)));
+  CHECK(s[1] == Approx(-std::log(600.0) + 2 * std::log1p(10.0 / 600)));
+  CHECK(s[2] == Approx(-std::log(100.0)));
+  CHECK(s[0] > s[1]);                                                          // the predicted-short job first
+  CHECK(scores_of("area:1/0/2", jobs)[0] < scores_of("area:1/0/2", jobs)[1]);  // on limits, the other way round
+  const auto rule = parse_area_rule("area:1/1.5/0/relative/predicted");
+  REQUIRE(rule.ok());
+  CHECK(rule->predicted);
+  CHECK(rule->cluster_relative);
+  CHECK(rule->spec() == "area:1/1.5/0/relative/predicted");
+  CHECK(make_area_scorer(*rule)->reads_predicted_run_time());
+  CHECK_FALSE(make_area_scorer(*rule)->is_static());  // g = 0, but the prediction moves as jobs end
+  CHECK_FALSE(make_area_scorer(AreaRule{1, 1, 0})->reads_predicted_run_time());
+  CHECK(parse_area_rule("area:1/0/0/predicted")->spec() == "area:1/0/0/predicted");
+  CHECK_THAT(rule->describe(), Catch::EndsWith(", r predicted"));
+  CHECK_FALSE(parse_area_rule("area:1/0/0/predicted/relative").ok());  // the grammar's order
 }
 
 TEST_CASE("a malformed area rule spec is refused, saying which part is wrong") {

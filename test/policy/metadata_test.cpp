@@ -28,12 +28,19 @@ std::string parse_error(const nlohmann::json& json) {
 TEST_CASE("metadata round-trips through JSON") {
   auto m = ModelMetadata::Parse(valid().dump());
   REQUIRE(m.ok());
-  CHECK(m->schema_version == features::kSchemaVersion);
+  CHECK(m->schema_version == 1);  // the oldest schema with both features, so that builds of v1 load it
   CHECK(m->feature_names() == std::vector<std::string>{"wait_log", "cpus_share"});
   CHECK(m->features[1].normalisation == "cpus / cluster CPUs");
   CHECK(m->architecture == "mlp 2-4-1 relu");
   CHECK(m->training["seed"] == 3);
   CHECK(m->to_json() == valid());
+}
+
+TEST_CASE("a model over a predicted run-time feature is of schema v2, one without of v1") {
+  CHECK(ModelMetadata::ForFeatures({"wait_log", "predicted_log"}, "x").schema_version == 2);
+  CHECK(ModelMetadata::ForFeatures({"wait_over_predicted"}, "x").schema_version == 2);
+  CHECK(ModelMetadata::ForFeatures({"limit_log", "idle_accel_share"}, "x").schema_version == 1);
+  CHECK(features::kSchemaVersion == 2);
 }
 
 TEST_CASE("ForFeatures copies each normalisation from the schema") {

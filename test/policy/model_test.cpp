@@ -47,7 +47,7 @@ TEST_CASE("a model with known weights scores exactly what the reference loop com
   for (int round = 0; round < 2; ++round) CHECK(score_with(**scorer, jobs, context) == expected);
 }
 
-TEST_CASE("a random 21-32-32-1 model agrees with the reference loop to float precision") {
+TEST_CASE("a random 23-32-32-1 model agrees with the reference loop to float precision") {
   TempDir dir;
   const PlainMlp mlp = PlainMlp::Random(features::schema_names(), {32, 32}, 42);
   write_model(dir.file("random.pt"), mlp);
@@ -55,7 +55,7 @@ TEST_CASE("a random 21-32-32-1 model agrees with the reference loop to float pre
   REQUIRE(model.ok());
   CHECK((*model)->frozen());
   for (const std::string& note : (*model)->notes()) CHECK(note.rfind("not frozen", 0) == std::string::npos);
-  CHECK((*model)->metadata().architecture == "mlp 21-32-32-1 relu");
+  CHECK((*model)->metadata().architecture == "mlp 23-32-32-1 relu");
 
   TorchScriptScorer scorer(*model);
   const auto jobs = random_jobs(1000, 3);
@@ -127,14 +127,14 @@ TEST_CASE("save and load round-trip bit for bit") {
 
 TEST_CASE("build_mlp_module makes a trainable module and refuses malformed specs") {
   MlpSpec spec = MlpSpec::Random(features::schema_names(), {32, 32}, 1);
-  CHECK(spec.architecture() == "mlp 21-32-32-1 relu");
+  CHECK(spec.architecture() == "mlp 23-32-32-1 relu");
   auto module = build_mlp_module(spec);
   REQUIRE(module.ok());
   CHECK(module->is_training());
   int trainable = 0;
   for (const auto& p : module->named_parameters()) trainable += p.value.requires_grad();
   CHECK(trainable == 6);
-  const auto x = torch::rand({5, 21});
+  const auto x = torch::rand({5, 23});
   const torch::Tensor y = module->forward({x}).toTensor();
   CHECK(y.sizes() == c10::IntArrayRef{5});
   y.sum().backward();  // gradients reach the parameters: the trainer can optimise the module itself
@@ -148,14 +148,14 @@ TEST_CASE("build_mlp_module makes a trainable module and refuses malformed specs
     spec.layers[0].weight = torch::zeros({32, 20});
     auto bad = build_mlp_module(spec);
     REQUIRE_FALSE(bad.ok());
-    CHECK_THAT(bad.status().message(), Catch::Contains("layers[0].weight must have shape [out, 21] (got [32, 20])"));
+    CHECK_THAT(bad.status().message(), Catch::Contains("layers[0].weight must have shape [out, 23] (got [32, 20])"));
   }
   SECTION("last layer not 1 wide") {
     spec.layers[2] = {torch::zeros({2, 32}), torch::zeros({2})};
     CHECK_THAT(build_mlp_module(spec).status().message(), Catch::Contains("must have out = 1 (got 2)"));
   }
   SECTION("float64") {
-    spec.input_mean = torch::zeros({21}, torch::kFloat64);
+    spec.input_mean = torch::zeros({23}, torch::kFloat64);
     CHECK_THAT(build_mlp_module(spec).status().message(), Catch::Contains("must be float32 (got float64)"));
   }
   SECTION("zero std") {
@@ -183,7 +183,7 @@ TEST_CASE("save_model refuses to write a model that would not load, and leaves n
   auto module = build_mlp_module(MlpSpec::Random(features::schema_names(), {4}, 2));
   REQUIRE(module.ok());
   ModelMetadata meta = ModelMetadata::ForFeatures(features::schema_names(), "mlp");
-  meta.features.pop_back();  // the network still reads 21 columns
+  meta.features.pop_back();  // the network still reads 23 columns
   const Status s = save_model(dir.file("m.pt"), *module, meta);
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(),

@@ -156,7 +156,7 @@ TEST_CASE("a model that fails at run time: the fallback serves that call, NaN sc
     CHECK((*policy)->counters().forward_failures == 3);
     CHECK((*policy)->counters().fallback_calls == 3);
     REQUIRE(log.count_starting("model failed while scoring 20 jobs") == 1);
-    CHECK_THAT(log.lines.back().second, Catch::Contains("shapes cannot be multiplied (20x21 and 3x1)"));
+    CHECK_THAT(log.lines.back().second, Catch::Contains("shapes cannot be multiplied (20x23 and 3x1)"));
     CHECK(log.lines.back().first == LogLevel::kError);
 
     auto direct = make_policy_scorer("model:" + path);

@@ -1,9 +1,11 @@
 #include "rlsched/sim/predicted_run_time.h"
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "rlsched/sim/rlscheduler_compat.h"
 #include "sim_fixtures.h"
 
 namespace rlsched::test {
@@ -132,6 +134,83 @@ TEST_CASE("SJF on predicted run times serves a user's short job first where SJF 
   // a's second job is predicted at 0.02 * 1000 = 20 s < 300: it runs at 130 and ends at 140, b's at 140.
   CHECK(run->outcomes[3].start == 130);
   CHECK(run->outcomes[2].start == 140);
+}
+
+/// Scores by the job's id; records the jobs with the predicted run time each was shown.
+class PredictionRecorder final : public Scorer {
+ public:
+  explicit PredictionRecorder(bool reads) : reads_(reads) {}
+  std::string_view name() const override { return "recorder"; }
+  bool reads_predicted_run_time() const override { return reads_; }
+  void score(const ScoringContext&, const std::vector<PendingJob>& jobs, std::vector<double>& scores) const override {
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      shown[jobs[i].id] = jobs[i];
+      scores[i] = -static_cast<double>(jobs[i].id);
+    }
+  }
+  mutable std::map<JobId, PendingJob> shown;  ///< the last view of each job
+
+ private:
+  bool reads_;
+};
+
+TEST_CASE("The simulator shows a scorer that reads predicted run times each job's prediction beside its limit",
+          "[sim][predicted-run-time]") {
+  Cluster cluster;
+  cluster.nodes = {Node{"n1", 4, 0, {}}};
+  cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
+  // As above: a's first job ends after 20 s of its 1000; a's second (limit 1000) and b's (300) wait for c's.
+  const std::vector<Job> jobs = {cpu_job(1, 0, 20, 4, 1000, "a"), cpu_job(2, 30, 100, 4, 100, "c"),
+                                 cpu_job(3, 40, 300, 4, 300, "b"), cpu_job(4, 50, 10, 4, 1000, "a")};
+  PredictionRecorder reads(true), ignores(false);
+  REQUIRE(sim::simulate(cluster, jobs, reads, {}).ok());
+  REQUIRE(sim::simulate(cluster, jobs, ignores, {}).ok());
+  CHECK(reads.shown.at(4).time_limit == 1000);
+  CHECK(reads.shown.at(4).predicted_run_time == 20);   // 2% of a's first limit, times 1000
+  CHECK(reads.shown.at(3).predicted_run_time == 300);  // b has no ended job: the limit
+  CHECK(ignores.shown.at(4).predicted_run_time == 0);  // not asked for: not computed
+
+  // The area rule on predicted run times schedules as SJF on predicted run times does here.
+  auto rule_on_predicted = make_scorer("area:1/0/0/predicted");
+  REQUIRE(rule_on_predicted.ok());
+  auto run = sim::simulate(cluster, jobs, **rule_on_predicted, {});
+  REQUIRE(run.ok());
+  CHECK(run->outcomes[3].start == 130);
+  CHECK(run->outcomes[2].start == 140);
+}
+
+/// Chooses the first job and records the queues it was shown.
+class FirstChooser final : public sim::DecisionMaker {
+ public:
+  explicit FirstChooser(bool reads) : reads_(reads) {}
+  bool reads_predicted_run_time() const override { return reads_; }
+  std::size_t choose(const ScoringContext&, const std::vector<PendingJob>& queue) override {
+    for (const PendingJob& p : queue) shown[p.id] = p;
+    return 0;
+  }
+  std::map<JobId, PendingJob> shown;
+
+ private:
+  bool reads_;
+};
+
+TEST_CASE("The compat simulator shows an agent each job's predicted run time from the ends so far",
+          "[sim][predicted-run-time]") {
+  static Workload w;  // the prepared workload refers back to it
+  // One 4-processor node. a's job 1 runs 90 s of its 900 (10%); b's job 2 holds the node until 400; a's job 3
+  // (limit 600) and b's job 4 (limit 500) wait behind it and see a's prediction, 60 s; b's job has none yet.
+  w.jobs = {cpu_job(1, 0, 90, 4, 900, "a"), cpu_job(2, 95, 300, 4, 300, "b"), cpu_job(3, 100, 10, 4, 600, "a"),
+            cpu_job(4, 110, 10, 4, 500, "b")};
+  auto prepared = sim::prepare_compat_workload(w, 1, 4);
+  REQUIRE(prepared.ok());
+  FirstChooser agent(true), ignores(false);
+  sim::run_compat_sequence(*prepared, 0, prepared->jobs.size(), agent, false);
+  sim::run_compat_sequence(*prepared, 0, prepared->jobs.size(), ignores, false);
+  REQUIRE(agent.shown.count(3) == 1);
+  CHECK(agent.shown.at(3).time_limit == 600);
+  CHECK(agent.shown.at(3).predicted_run_time == 60);
+  CHECK(agent.shown.at(4).predicted_run_time == 500);
+  CHECK(ignores.shown.at(3).predicted_run_time == 0);  // not asked for: not computed
 }
 
 }  // namespace

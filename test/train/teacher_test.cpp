@@ -1,7 +1,10 @@
 // The teacher as a weighted sum of features (teacher.h: linear_form), the network set to compute one
 // (networks.h: set_linear_policy), and how far apart a scorer puts the jobs of a decision (within_decision_spread).
+#include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "networks.h"
@@ -52,12 +55,20 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
   ScoringContext context;
   context.total_cpus = 8192;
   context.total_nodes = 128;
-  const std::vector<PendingJob> jobs = varied_jobs(300, 3);
+  std::vector<PendingJob> jobs = varied_jobs(300, 3);
+  // Two jobs in three with a predicted run time of 1% to 100% of their limit (at least 10 s, as the rule counts).
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    if (i % 3 != 0)
+      jobs[i].predicted_run_time = std::max<Seconds>(10, jobs[i].time_limit * static_cast<Seconds>(1 + i % 100) / 100);
 
   std::vector<Teacher> teachers;
   for (const char* name : {"sjf", "fcfs"}) teachers.push_back(std::move(heuristic_teacher(name)).value());
-  for (const AreaRule rule : {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25}})
-    teachers.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
+  std::vector<AreaRule> rules = {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25}};
+  for (AreaRule rule : {AreaRule{1, 1, 0}, AreaRule{0.5, 1.5, 1}, AreaRule{2, 0, 0.25, true}}) {
+    rule.predicted = true;  // r predicted: the predicted_log and wait_over_predicted features
+    rules.push_back(rule);
+  }
+  for (const AreaRule& rule : rules) teachers.push_back(Teacher{make_area_scorer(rule), rule.describe(), 0, rule, {}});
 
   for (const Teacher& teacher : teachers) {
     INFO(teacher.description);
@@ -77,6 +88,14 @@ TEST_CASE("a teacher's linear form ranks jobs as the teacher does, through the f
         if ((rule[i] > rule[k]) != (linear[i] > linear[k])) FAIL_CHECK("jobs " << i << " and " << k << " swap");
       }
     CHECK(pairs > jobs.size() * jobs.size() / 4);
+    if (teacher.rule) {
+      const std::vector<std::string> names = features::schema_names();
+      auto weight_of = [&](const char* name) {
+        return weights[static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin())];
+      };
+      CHECK((weight_of("predicted_log") != 0) == teacher.rule->predicted);
+      CHECK((weight_of("limit_log") != 0) == !teacher.rule->predicted);
+    }
   }
 
   for (const char* name : {"wfp3", "unicep"}) {
@@ -234,4 +253,24 @@ TEST_CASE("the teacher search chooses the lowest cost and never a failed run") {
   CHECK(best.heuristic == "unicep");
   CHECK(best.cost_ratio == 0.5);
   CHECK_FALSE(best.rule.has_value());
+}
+
+TEST_CASE("the teacher family has rules on predicted run times only when asked for") {
+  std::vector<std::string> seen;
+  std::mutex lock;
+  auto cost = [&](const Scorer& scorer) {
+    std::lock_guard<std::mutex> hold(lock);
+    seen.emplace_back(scorer.name());
+    return scorer.name() == "area:1/0.5/0.25/predicted" ? 0.5 : 0.9;
+  };
+  const Teacher limits = search_teacher(cost, 2);
+  CHECK(limits.cost_ratio == 0.9);  // that rule was not tried
+  CHECK(std::none_of(seen.begin(), seen.end(), [](const std::string& s) { return s.find("predicted") != s.npos; }));
+  const std::size_t plain = seen.size();
+  seen.clear();
+  const Teacher predicted = search_teacher(cost, 2, TeacherFamily{false, true});
+  REQUIRE(predicted.rule.has_value());
+  CHECK(predicted.rule->predicted);
+  CHECK(predicted.cost_ratio == 0.5);
+  CHECK(seen.size() == plain + 48);  // each of the 48 area rules once more, on predicted run times
 }

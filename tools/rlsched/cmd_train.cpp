@@ -232,6 +232,10 @@ CommandRunner setup_train(CLI::App& app) {
                "them; "
                "--imitated-teacher keeps the imitated network")
       ->capture_default_str();
+  app.add_flag("--predicted-run-times", c.predicted_run_times,
+               "Show the policy, beside each job's time limit, the run time its user's ended jobs predict (feature "
+               "schema v2; the teacher family gains each area rule on predicted run times); the model then reads "
+               "ended jobs in slurmctld");
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

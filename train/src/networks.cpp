@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "rlsched/features.h"
 
 namespace rlsched::train {
 namespace {
@@ -146,6 +149,10 @@ PlainMlp PolicyNetsImpl::to_plain() const {
     layer.bias.assign(bias.data_ptr<float>(), bias.data_ptr<float>() + bias.numel());
     plain.layers.push_back(std::move(layer));
   }
+  const std::vector<std::string> names = features::schema_names();
+  for (std::size_t k = 0; k < used_.size() && k < names.size(); ++k)
+    plain.reads_predicted_run_time =
+        plain.reads_predicted_run_time || (used_[k] && features::reads_predicted_run_time({names[k]}));
   return plain;
 }
 

@@ -17,6 +17,8 @@ struct PlainLayer {
 struct PlainMlp {
   std::vector<float> mean, inv_std;  // input normalisation, [in]
   std::vector<PlainLayer> layers;    // ReLU between layers, none after the last
+  /// It uses a feature on the predicted run time, so the simulators must fill PendingJob::predicted_run_time in.
+  bool reads_predicted_run_time = false;
 
   int inputs() const { return layers.empty() ? 0 : layers.front().in; }
 

@@ -59,6 +59,8 @@ class PolicyAgent final : public sim::DecisionMaker {
               std::mt19937_64& rng, std::size_t jobs)
       : policy_(policy), greedy_(greedy), visible_(visible), cost_(cost), episode_(episode), rng_(rng), jobs_(jobs) {}
 
+  bool reads_predicted_run_time() const override { return policy_.reads_predicted_run_time; }
+
   std::size_t choose(const ScoringContext& context, const std::vector<PendingJob>& queue) override {
     if (queue.size() == 1) return 0;
     view_.fill(context, queue, visible_);
@@ -121,8 +123,10 @@ class PolicyAgent final : public sim::DecisionMaker {
 
 class ImitationAgent final : public sim::DecisionMaker {
  public:
-  ImitationAgent(const Scorer& reference, std::size_t visible, Episode& episode)
-      : reference_(reference), visible_(visible), episode_(episode) {}
+  ImitationAgent(const Scorer& reference, std::size_t visible, Episode& episode, bool predicted)
+      : reference_(reference), visible_(visible), episode_(episode), predicted_(predicted) {}
+
+  bool reads_predicted_run_time() const override { return predicted_; }
 
   std::size_t choose(const ScoringContext& context, const std::vector<PendingJob>& queue) override {
     scores_.assign(queue.size(), 0.0);
@@ -145,6 +149,7 @@ class ImitationAgent final : public sim::DecisionMaker {
   const Scorer& reference_;
   const std::size_t visible_;
   Episode& episode_;
+  const bool predicted_;
   VisibleQueue view_;
   std::vector<double> scores_;
 };
@@ -186,9 +191,9 @@ Episode run_policy(const Sequence& s, const PlainMlp& policy, bool backfill, boo
   return episode;
 }
 
-Episode run_imitation(const Sequence& s, const Scorer& reference, bool backfill, std::size_t visible) {
+Episode run_imitation(const Sequence& s, const Scorer& reference, bool backfill, std::size_t visible, bool predicted) {
   Episode episode;
-  ImitationAgent agent(reference, visible, episode);
+  ImitationAgent agent(reference, visible, episode, predicted || reference.reads_predicted_run_time());
   sim::run_compat_sequence(*s.workload, s.first, s.length, agent, backfill);
   return episode;
 }

@@ -72,6 +72,7 @@ class GreedyPolicy final : public sim::DecisionMaker {
  public:
   explicit GreedyPolicy(const PlainMlp& policy) : policy_(policy) {}
   std::size_t choose(const ScoringContext& context, const std::vector<PendingJob>& queue) override;
+  bool reads_predicted_run_time() const override { return policy_.reads_predicted_run_time; }
 
  private:
   const PlainMlp& policy_;
@@ -84,6 +85,7 @@ class PlainMlpScorer final : public Scorer {
   explicit PlainMlpScorer(const PlainMlp& policy) : policy_(policy) {}
   std::string_view name() const override { return "learned"; }
   bool is_static() const override { return false; }
+  bool reads_predicted_run_time() const override { return policy_.reads_predicted_run_time; }
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& out) const override;
 
@@ -92,7 +94,9 @@ class PlainMlpScorer final : public Scorer {
   mutable std::vector<float> rows_, logits_, scratch_;
 };
 
-/// Runs the reference heuristic and records, for imitation, which visible job it chose at each decision.
-Episode run_imitation(const Sequence& sequence, const Scorer& reference, bool backfill, std::size_t visible);
+/// Runs the reference heuristic and records, for imitation, which visible job it chose at each decision; with
+/// `predicted`, the rows recorded have each job's predicted run time (TrainConfig::predicted_run_times).
+Episode run_imitation(const Sequence& sequence, const Scorer& reference, bool backfill, std::size_t visible,
+                      bool predicted = false);
 
 }  // namespace rlsched::train

@@ -26,6 +26,7 @@ class ExploringScorer final : public Scorer {
       : policy_(policy), exploration_(exploration) {}
   std::string_view name() const override { return "learned (exploring)"; }
   bool is_static() const override { return false; }
+  bool reads_predicted_run_time() const override { return policy_.reads_predicted_run_time; }
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& out) const override {
     rows_.resize(jobs.size() * kF);
@@ -101,9 +102,11 @@ class SampleReservoir {
 /// again, which would leave the imitation without ticks. The schedule is the same (the scores do not change).
 class Rescored final : public Scorer {
  public:
-  explicit Rescored(const Scorer& scorer) : scorer_(scorer) {}
+  Rescored(const Scorer& scorer, bool predicted) : scorer_(scorer), predicted_(predicted) {}
   std::string_view name() const override { return scorer_.name(); }
   bool is_static() const override { return false; }
+  /// The rows recorded beside it have them where training asks for them, and a rule on them needs them.
+  bool reads_predicted_run_time() const override { return predicted_ || scorer_.reads_predicted_run_time(); }
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& out) const override {
     scorer_.score(context, jobs, out);
@@ -111,6 +114,7 @@ class Rescored final : public Scorer {
 
  private:
   const Scorer& scorer_;
+  const bool predicted_;
 };
 
 }  // namespace
@@ -186,7 +190,7 @@ ScoreEpisode run_slurm_policy(const SlurmSequence& s, const PlainMlp& policy, co
 }
 
 Episode run_slurm_imitation(const SlurmSequence& s, const Scorer& teacher, const sim::SimConfig& base,
-                            std::size_t visible, std::mt19937_64& rng) {
+                            std::size_t visible, std::mt19937_64& rng, bool predicted) {
   struct Tick {
     std::vector<float> rows;
     std::uint32_t action;
@@ -224,7 +228,7 @@ Episode run_slurm_imitation(const SlurmSequence& s, const Scorer& teacher, const
     else
       kept[slot] = std::move(tick);
   };
-  (void)sim::simulate(*s.trace->cluster, sequence_jobs(s), Rescored(teacher), config);
+  (void)sim::simulate(*s.trace->cluster, sequence_jobs(s), Rescored(teacher, predicted), config);
   Episode episode;
   for (const Tick& t : kept) {
     const auto first_row = static_cast<std::uint32_t>(episode.features.size() / kF);

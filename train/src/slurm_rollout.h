@@ -105,6 +105,6 @@ ScoreEpisode run_slurm_policy(const SlurmSequence& sequence, const PlainMlp& pol
 /// imitation does) is the choice the policy's softmax must reproduce. At most sequence.length ticks are kept (a
 /// uniform draw with `rng`), about as many decisions as a compat imitation episode has.
 Episode run_slurm_imitation(const SlurmSequence& sequence, const Scorer& teacher, const sim::SimConfig& base,
-                            std::size_t visible, std::mt19937_64& rng);
+                            std::size_t visible, std::mt19937_64& rng, bool predicted = false);
 
 }  // namespace rlsched::train

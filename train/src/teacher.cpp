@@ -32,11 +32,12 @@ std::vector<double> linear_form(const Teacher& teacher, int total_cpus) {
   } else if (teacher.rule) {
     // The features' own scales (core/src/features.cpp): limit_log = log1p(r) / log1p(7 d), cpus_log = log2(n) /
     // log2(max(2, cluster CPUs)), wait_over_limit = log1p(w / r) / ln 101.
-    weight("limit_log") = -teacher.rule->a * std::log1p(7 * 86400.0);
+    const bool predicted = teacher.rule->predicted;
+    weight(predicted ? "predicted_log" : "limit_log") = -teacher.rule->a * std::log1p(7 * 86400.0);
     // cpus_log * ln max(2, N) = ln n, whose weight is the rule's for this cluster.
     weight("cpus_log") =
         -teacher.rule->cpus_weight(total_cpus) * std::log(std::max(2.0, static_cast<double>(total_cpus)));
-    weight("wait_over_limit") = teacher.rule->g * std::log(101.0);
+    weight(predicted ? "wait_over_predicted" : "wait_over_limit") = teacher.rule->g * std::log(101.0);
     // cpus_share = n / N and accel_share = k / K, the share term as the rule counts it.
     weight("cpus_share") = -teacher.rule->c;
     weight("accel_share") = -teacher.rule->c;
@@ -78,7 +79,7 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
 }
 
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
-                       bool backfill, const CostModel& cost, int threads) {
+                       bool backfill, const CostModel& cost, int threads, TeacherFamily family) {
   return search_teacher(
       [&](const Scorer& scorer) {
         double sum = 0;
@@ -86,7 +87,7 @@ Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector
           sum += reference_cost(sequences[s], scorer, backfill, cost) / std::max(reference_costs[s], 1e-9);
         return sum / static_cast<double>(std::max<std::size_t>(sequences.size(), 1));
       },
-      threads);
+      threads, family);
 }
 
 Teacher same_teacher(const Teacher& teacher) {
@@ -98,7 +99,7 @@ Teacher same_teacher(const Teacher& teacher) {
   return out;
 }
 
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, bool cluster_relative) {
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family) {
   std::vector<Teacher> candidates;
   for (const std::string& name : scorer_names()) {
     // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
@@ -110,13 +111,18 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     if (name == "f1") continue;
     candidates.push_back(std::move(heuristic_teacher(name)).value());
   }
-  for (double a : {0.5, 1.0, 2.0})
-    for (double b : {0.0, 0.5, 1.0, 1.5})
-      for (double g : {0.0, 0.25, 0.5, 1.0}) {
-        const AreaRule rule{a, b, g, cluster_relative};
-        // The spec beside the formula: `evaluate --policies SPEC` judges the rule itself.
-        candidates.push_back(Teacher{make_area_scorer(rule), rule.describe() + " (" + rule.spec() + ")", 0, rule, {}});
-      }
+  for (const bool predicted : {false, true}) {
+    if (predicted && !family.predicted) break;
+    for (double a : {0.5, 1.0, 2.0})
+      for (double b : {0.0, 0.5, 1.0, 1.5})
+        for (double g : {0.0, 0.25, 0.5, 1.0}) {
+          AreaRule rule{a, b, g, family.cluster_relative};
+          rule.predicted = predicted;
+          // The spec beside the formula: `evaluate --policies SPEC` judges the rule itself.
+          candidates.push_back(
+              Teacher{make_area_scorer(rule), rule.describe() + " (" + rule.spec() + ")", 0, rule, {}});
+        }
+  }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;
   for (std::size_t w = 0; w < workers; ++w)

@@ -37,8 +37,9 @@ Result<Teacher> heuristic_teacher(const std::string& name);
 /// imitation of it; empty when no weighted sum does (WFP3's and UNICEP's products of features).
 /// - SJF: -limit_log, monotone in the requested time.
 /// - FCFS: +wait_log; at one instant, longer waits are earlier submits.
-/// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs, and cpus_share and
-///   accel_share as they are for the share term. Exact but for requests
+/// - The area family: limit_log, cpus_log and wait_over_limit scaled back to natural logs (predicted_log and
+///   wait_over_predicted for a rule on predicted run times), and cpus_share and accel_share as they are for the
+///   share term. Exact but for requests
 ///   under 10 s, which the rule counts as 10 s, and for log1p(r) where the rule takes ln r. The cpus_log weight of
 ///   a plain rule depends on the cluster's size; that of a cluster-relative rule does not.
 std::vector<double> linear_form(const Teacher& teacher, int total_cpus);
@@ -55,16 +56,21 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
 /// A second teacher that ranks as `teacher` does (its own scorer).
 Teacher same_teacher(const Teacher& teacher);
 
-/// Evaluates every rule of the family (cluster-relative ones when `cluster_relative`) and every built-in heuristic
+/// Which rules of the family search_teacher tries.
+struct TeacherFamily {
+  bool cluster_relative = false;  ///< its cluster-relative members instead of the plain ones
+  bool predicted = false;         ///< each member also on predicted run times (AreaRule::predicted)
+};
+
+/// Evaluates every rule of the family (`family` says which) and every built-in heuristic
 /// but multifactor and F1 with `cost_ratio` (a candidate's cost ratio to the reference: in the Slurm model over the
 /// whole training part, or the geometric mean of those over several traces; in the compat simulator the mean over
 /// its search sequences; called from `threads` threads at once) and returns the lowest. A cost of 0 or less marks a
 /// failed run, which is never chosen while another succeeded.
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads,
-                       bool cluster_relative = false);
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family = {});
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
-                       bool backfill, const CostModel& cost, int threads);
+                       bool backfill, const CostModel& cost, int threads, TeacherFamily family = {});
 
 }  // namespace rlsched::train

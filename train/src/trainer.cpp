@@ -304,7 +304,7 @@ class Trainer {
           for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(training_part_ratio(t, scorer));
           return std::exp(pool_mean(log_ratio));
         },
-        threads_, /*cluster_relative=*/true);
+        threads_, {/*cluster_relative=*/true, config_.predicted_run_times});
     teacher_ = fmt::format(
         "{} for all {} traces (geometric mean of its cost ratios to {} on their training parts in "
         "the Slurm model: {:.3f})",
@@ -326,7 +326,7 @@ class Trainer {
     std::vector<double> costs(sequences.size());
     parallel_for(sequences.size(), threads_,
                  [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
-    return search_teacher(sequences, costs, backfill_, cost_, threads_);
+    return search_teacher(sequences, costs, backfill_, cost_, threads_, {false, config_.predicted_run_times});
   }
 
   /// The search in the Slurm model: every rule runs the trace's whole training part once, and its cost there over
@@ -336,7 +336,8 @@ class Trainer {
   /// RICC's 287,000 training jobs takes about 2.5 s with a heuristic, so the family's 52 members cost a minute or two
   /// on 2 cores (RICC's whole warm start took 147-181 s).
   Teacher search_slurm_teacher(std::size_t t) {
-    return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_);
+    return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_,
+                          {false, config_.predicted_run_times});
   }
 
   /// Where the teacher search and the training-part check run on trace t: its training part, or its last
@@ -410,10 +411,10 @@ class Trainer {
       parallel_for(n, threads_, [&](std::size_t i) {
         std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
         const std::size_t t = draws_[i % draws_.size()];
-        demos[i] =
-            in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
-                                           config_.visible_queue, rng)
-                     : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_, config_.visible_queue);
+        demos[i] = in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
+                                                  config_.visible_queue, rng, config_.predicted_run_times)
+                            : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_,
+                                            config_.visible_queue, config_.predicted_run_times);
       });
     };
     demonstrate(slurm_);
@@ -431,7 +432,12 @@ class Trainer {
     // accelerator features of CPU traces) teaches the network nothing and would meet unseen values in production:
     // leave it out of the model.
     std::vector<char> used(features::kFeatureCount, 0);
-    for (std::size_t k = 0; k < features::kFeatureCount; ++k) used[k] = raw_spread(demos, k) > 1e-6 ? 1 : 0;
+    const std::vector<features::FeatureSpec>& schema = features::schema();
+    for (std::size_t k = 0; k < features::kFeatureCount; ++k)
+      used[k] = raw_spread(demos, k) > 1e-6 &&
+                        (config_.predicted_run_times || !features::reads_predicted_run_time({schema[k].name}))
+                    ? 1
+                    : 0;
     if (std::find(used.begin(), used.end(), 1) == used.end())
       return Status::InvalidInput(
           "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "

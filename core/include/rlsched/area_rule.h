@@ -20,7 +20,7 @@ namespace rlsched {
 /// How an area rule's policy spec starts.
 inline constexpr std::string_view kAreaRulePrefix = "area:";
 /// The spec's grammar, for messages and help texts.
-inline constexpr std::string_view kAreaRuleGrammar = "area:A/B/G[/C[/F]][/relative]";
+inline constexpr std::string_view kAreaRuleGrammar = "area:A/B/G[/C[/F]][/relative][/predicted]";
 
 struct AreaRule {
   double a = 1, b = 1, g = 0;
@@ -33,16 +33,20 @@ struct AreaRule {
   double c = 0;
   /// Weight of Slurm's fair-share factor (the fairshare_factor feature, so still one weighted sum of the features).
   double f = 0;
+  /// r is the run time the job's user's ended jobs predict (PendingJob::predicted_run_time, the predicted_log and
+  /// wait_over_predicted features), its time limit where none is predicted. Such a rule changes as jobs end, so it
+  /// is never static.
+  bool predicted = false;
   /// The weight of ln n on a cluster of `total_cpus` CPUs: b, or b ln 1024 / ln max(2, N) when cluster_relative.
   double cpus_weight(int total_cpus) const;
   /// The formula, e.g. "-(1 ln max(r,10) + 1.5 ln n + 10 (n/N + k/K)) + 0.5 ln(1 + w/max(r,10))".
   std::string describe() const;
   /// The policy spec that parse_area_rule reads back, e.g. "area:1/1.5/0.5", "area:1/1.5/0.5/10/relative",
-  /// "area:1/1.5/0/0/3" (C is written when C or F is not 0, F when it is not 0).
+  /// "area:1/1.5/0/0/3", "area:1/0/0.5/predicted" (C is written when C or F is not 0, F when it is not 0).
   std::string spec() const;
 };
 
-/// Reads `area:A/B/G[/C[/F]][/relative]` (A, B, G, C, F finite and >= 0; C and F 0 when left out; not
+/// Reads `area:A/B/G[/C[/F]][/relative][/predicted]` (A, B, G, C, F finite and >= 0; C and F 0 when left out; not
 /// A = B = C = 0).
 /// \return InvalidInput naming the spec and the part that is wrong.
 Result<AreaRule> parse_area_rule(std::string_view spec);

@@ -13,7 +13,7 @@
 namespace rlsched {
 
 enum class RunTimeView {
-  kLimit,      ///< its time limit: what feature schema v1 was trained on
+  kLimit,      ///< its time limit (a model that reads the predicted_* features still sees its prediction there)
   kPredicted,  ///< its user's ended jobs' share of their limits times its limit; the limit while they have none
 };
 
@@ -30,10 +30,16 @@ class PredictedRunTimes {
   void ended(const std::string& user, Seconds time_limit, Seconds run_time);
 
   /// `job` as the policy sees it: its time limit replaced by its predicted run time (at least 1 s, at most the
-  /// limit); unchanged while `user` has no ended job.
+  /// limit), which is also its predicted_run_time; unchanged while `user` has no ended job.
   void apply(const std::string& user, PendingJob& job) const;
 
+  /// Sets job.predicted_run_time (the predicted_* features of schema v2) to its predicted run time, leaving its
+  /// time limit as it is (the limit itself while `user` has no ended job).
+  void annotate(const std::string& user, PendingJob& job) const;
+
  private:
+  Seconds predict(const std::string& user, Seconds time_limit) const;
+
   RunTimePredictor predictor_;
 };
 

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 8
+#define RLSCHED_ABI_VERSION 9
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -118,6 +118,8 @@ typedef struct rlsched_engine_info {
 	int32_t job_classes;        /* job classes configured (rlsched.yaml job_classes) */
 	int32_t energy_defers;      /* rlsched.yaml energy defers jobs (job_submit must see CPU-only jobs too) */
 	int32_t run_time_predicted; /* rlsched.yaml run_time: predicted (the policy sees predicted run times) */
+	int32_t reads_ended_jobs;   /* the policy learns from ended jobs (rlsched_jobs_ended): run_time: predicted, or
+	                               a model served that reads predicted run times (feature schema v2) */
 } rlsched_engine_info;
 
 int rlsched_engine_get_info(rlsched_engine *engine, rlsched_engine_info *out);

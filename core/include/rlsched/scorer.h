@@ -20,6 +20,9 @@ struct PendingJob {
   Seconds submit = 0;
   Seconds wait = 0;        ///< now - submit (time eligible so far), >= 0
   Seconds time_limit = 0;  ///< requested wall time, > 0
+  /// The run time its user's ended jobs predict (rlsched::PredictedRunTimes), in [1, time_limit] (the limit while
+  /// they have none); 0 where no one predicted it (the predicted_* features then read the time limit).
+  Seconds predicted_run_time = 0;
   int cpus = 1;
   int nodes = 1;           ///< node count the job needs (>= 1)
   int accelerators = 0;    ///< accelerators requested in total
@@ -58,6 +61,9 @@ class Scorer {
 
   /// \return true when a job's score depends on nothing that changes while it waits, so callers may cache it.
   virtual bool is_static() const { return false; }
+  /// \return true when it reads PendingJob::predicted_run_time, so callers must fill it in
+  /// (rlsched::PredictedRunTimes::annotate); callers that do not leave it 0 and the scorer reads the time limit.
+  virtual bool reads_predicted_run_time() const { return false; }
 };
 
 /// Names of the built-in scorers, in a stable order: fcfs, sjf, wfp3, unicep, f1, multifactor.

@@ -115,7 +115,8 @@ class Engine {
   /// Scores `jobs` with the policy (its fallback counts the calls it serves).
   void score(const Settings& s, const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores);
-  /// run_time: predicted: each pending[i] as its user's ended jobs predict (jobs[i] names the user).
+  /// run_time: predicted: each pending[i] as its user's ended jobs predict (jobs[i] names the user); under limit,
+  /// with a model that reads predicted run times (schema v2), each pending[i].predicted_run_time.
   void predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending);
   void reload_loop();
   void retire(const Settings& old);

@@ -1,6 +1,6 @@
 // The engine's scoring (site_factor/rlsched): C jobs to pending-job views (with run_time: predicted, each as its
-// user's ended jobs predict), one batched call of the policy (or its fallback), and the site factors ranked against
-// the last batch.
+// user's ended jobs predict; for a model that reads predicted run times, with them beside the limits), one batched call
+// of the policy (or its fallback), and the site factors ranked against the last batch.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -79,9 +79,17 @@ void Engine::show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pe
 }
 
 void Engine::predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending) {
-  if (s.config.run_time != RunTimeView::kPredicted) return;
+  const bool replace = s.config.run_time == RunTimeView::kPredicted;
+  if (!replace && !(s.policy && s.policy->scorer->reads_predicted_run_time())) return;
   std::lock_guard<std::mutex> lock(ended_mutex_);
-  for (std::size_t i = 0; i < pending.size(); ++i) run_times_.apply(std::to_string(jobs[i].user_id), pending[i]);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    const std::string user = std::to_string(jobs[i].user_id);
+    if (replace) {
+      run_times_.apply(user, pending[i]);
+    } else {
+      run_times_.annotate(user, pending[i]);
+    }
+  }
 }
 
 Status Engine::score_batch(Seconds now, const rlsched_cluster& cluster, const rlsched_job* jobs, std::size_t n,

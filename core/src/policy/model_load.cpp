@@ -162,10 +162,10 @@ Result<std::shared_ptr<const Model>> load_model(const std::string& path, const L
   }
 
   const ModelMetadata& meta = impl->metadata;
-  if (meta.schema_version != features::kSchemaVersion)
+  if (meta.schema_version < features::kOldestSchemaVersion || meta.schema_version > features::kSchemaVersion)
     return Status::Unsupported(
-        fmt::format("{}: feature schema version {} is not supported (this build reads version {})", path,
-                    meta.schema_version, features::kSchemaVersion));
+        fmt::format("{}: feature schema version {} is not supported (this build reads versions {} to {})", path,
+                    meta.schema_version, features::kOldestSchemaVersion, features::kSchemaVersion));
   auto map = features::FeatureMap::For(meta.feature_names());
   if (!map.ok())
     return Status::Unsupported(

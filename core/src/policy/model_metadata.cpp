@@ -47,7 +47,8 @@ Result<ModelFeature> feature_from_json(const json& entry, std::size_t index) {
 
 ModelMetadata ModelMetadata::ForFeatures(const std::vector<std::string>& names, std::string architecture) {
   ModelMetadata metadata;
-  metadata.schema_version = features::kSchemaVersion;
+  // The oldest version that has every feature, so that a model over v1's features still loads in builds of v1.
+  metadata.schema_version = features::reads_predicted_run_time(names) ? features::kSchemaVersion : 1;
   metadata.architecture = std::move(architecture);
   const auto& schema = features::schema();
   for (const std::string& name : names) {

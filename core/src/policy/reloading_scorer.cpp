@@ -54,6 +54,11 @@ std::shared_ptr<const Model> ReloadingScorer::model() const {
   return model_;
 }
 
+bool ReloadingScorer::reads_predicted_run_time() const {
+  const std::shared_ptr<const Model> served = model();
+  return served != nullptr && features::reads_predicted_run_time(served->feature_map().names());
+}
+
 void ReloadingScorer::score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
                             std::vector<double>& scores) const {
   // The copy keeps this model alive for the whole call even if a reload swaps it out meanwhile.

@@ -8,6 +8,10 @@ namespace rlsched::policy {
 TorchScriptScorer::TorchScriptScorer(std::shared_ptr<const Model> model)
     : model_(std::move(model)), name_(std::string(kModelSpecPrefix) + model_->path()) {}
 
+bool TorchScriptScorer::reads_predicted_run_time() const {
+  return features::reads_predicted_run_time(model_->feature_map().names());
+}
+
 void TorchScriptScorer::score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
                               std::vector<double>& scores) const {
   const ScoreOutcome outcome = model_->score(context, jobs, scores);

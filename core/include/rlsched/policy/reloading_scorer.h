@@ -60,6 +60,8 @@ class ReloadingScorer final : public Scorer {
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores) const override;
   bool is_static() const override { return false; }
+  /// Whether the model being served reads it (the fallback, a built-in heuristic, never does).
+  bool reads_predicted_run_time() const override;
 
   /// Compares the file (inode, size, mtime) with the model being served; when it changed, loads and verifies the new
   /// file beside the current model and swaps it in. A file that fails is logged once ("keeping previous model: <why>"

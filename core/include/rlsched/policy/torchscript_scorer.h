@@ -29,6 +29,7 @@ class TorchScriptScorer final : public Scorer {
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores) const override;
   bool is_static() const override { return false; }
+  bool reads_predicted_run_time() const override;
 
   const Model& model() const { return *model_; }
   std::uint64_t nonfinite_replaced() const { return nonfinite_replaced_.load(std::memory_order_relaxed); }

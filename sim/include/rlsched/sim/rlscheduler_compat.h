@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "rlsched/job.h"
@@ -30,6 +31,7 @@ struct CompatJob {
   Seconds request;  ///< requested time (time limit), or the run time when the trace has none
   int procs;
   int nodes;        ///< whole nodes taken: ceil(procs / procs_per_node)
+  std::string user;  ///< whose ended jobs predict its run time (PendingJob::predicted_run_time)
 };
 
 /// The job list and machine RLScheduler derives from an SWF trace.
@@ -52,6 +54,8 @@ class DecisionMaker {
   /// Picks the next queue head. `queue` holds the waiting jobs in FCFS order (earliest submit first).
   /// \return an index into `queue`.
   virtual std::size_t choose(const ScoringContext& context, const std::vector<PendingJob>& queue) = 0;
+  /// Whether it reads PendingJob::predicted_run_time (Scorer::reads_predicted_run_time), so the run fills it in.
+  virtual bool reads_predicted_run_time() const { return false; }
   /// Called whenever a job starts, chosen or backfilled; `job` indexes the prepared workload's jobs.
   virtual void on_start(std::size_t job, Seconds wait, Seconds run) {
     (void)job;

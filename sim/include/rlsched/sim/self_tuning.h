@@ -68,6 +68,8 @@ class SelfTuningScorer final : public Scorer {
   /// service.
   void score(const ScoringContext& context, const std::vector<PendingJob>& jobs,
              std::vector<double>& scores) const override;
+  /// Whether any candidate reads it (the one in service may change at any call).
+  bool reads_predicted_run_time() const override;
 
   /// For SimConfig::observer: records each job's start and end.
   void observe(const ScheduleEvent& event);

@@ -106,6 +106,11 @@ struct TrainConfig {
   /// ranks as the rule does (SJF, FCFS, the area family; one rule for every trace), its scores as far apart
   /// as imitation made them.
   bool exact_teacher = true;
+  /// Show the policy the run time each job's user's ended jobs predict, beside its limit (feature schema v2's
+  /// predicted_log and wait_over_predicted; the teacher family gains each area rule on predicted run times). The
+  /// model then needs ended jobs in slurmctld, which site_factor/rlsched passes it (docs/plugins.md). Off: the
+  /// network leaves those features out and the model is one of schema v1.
+  bool predicted_run_times = false;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
