@@ -5,14 +5,20 @@ The lab's policy is the fallback SJF (no model), whose score is minus the run ti
 makes the plugin log each job's score. A job of root asking for 10 minutes runs about a second and ends; slurmctld
 keeps it (MinJobAge), and the next decay cycle hears of it. A job root then queues behind a blocker, asking for 20
 minutes, must be scored at the next cycle at about a second's share of 10 minutes times 20 minutes, far below the
-1,200 s of its limit; with `run_time: limit` (hot reload of the same file) it is scored at its limit again. The exact
-figures, job by job, are the C ABI parity test's (test/capi/feature_parity_test.cpp). About three minutes: decay
-cycles come once a minute (PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
+1,200 s of its limit; with `run_time: limit` (hot reload of the same file) it is scored at its limit again. Then a
+model of feature schema v2 that scores the predicted run time it is shown (predicted_log, write_test_model
+--predicted) replaces the fallback, still under `run_time: limit`: the plugin must pass it ended jobs again, and it
+must score the job on its prediction, beside a limit it leaves as it is. The exact figures, job by job, are the C ABI
+parity test's (test/capi/feature_parity_test.cpp). About four minutes: decay cycles come once a minute
+(PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +26,7 @@ import plugin_helpers as ph
 from lab import Lab
 
 LIMIT_S = 20 * 60  # the queued job's time limit
+WEEK_LOG = math.log1p(7 * 86400)  # predicted_log = log1p(predicted run time) / log1p(7 d)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +40,8 @@ def scores_of(lab: Lab, since: int, job: int, pattern: str) -> list[float]:
     return [float(m.group(1)) for line in lab.log_lines_since(since) if (m := rx.search(line))]
 
 
-def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab) -> None:
+def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, write_test_model: Path,
+                                                                      tmp_path: Path) -> None:
     assert lab.log_lines(r"site_factor/rlsched: loaded, mode enforce, scoring with sjf, .*, run_time: predicted"), \
         lab.log_tails("slurmctld")
     since = lab.log_size()
@@ -53,4 +61,23 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab) 
     ph.write_config(lab, run_time="limit", debug=True)
     on_limit = lab.wait_for(lambda: scores_of(lab, since, queued, ""), 80, f"the next cycle's score of job {queued}")
     assert on_limit[0] == -LIMIT_S, (on_limit, lab.log_tails("slurmctld"))
+
+    # A model that reads the predicted run time beside the limit, under run_time: limit: scored on the prediction.
+    model = tmp_path / "predicted.pt"
+    subprocess.run([str(write_test_model), "--predicted", str(model)], check=True, timeout=120)
+    since = lab.log_size()
+    ph.write_config(lab, model=ph.installed_model(lab, model), run_time="limit", debug=True)
+    lab.wait_for(lambda: lab.log_lines_since(since, r"site_factor/rlsched: loaded model .*: mlp 1-1-1 relu"), 80,
+                 "the predicted_log model loaded")
+    # Another job of root ends: the plugin passes it to the engine although run_time is limit (the model asks).
+    since = lab.log_size()
+    another = lab.sbatch("-p", "a100", "-c", "1", "-t", "10", wrap="sleep 1")
+    lab.wait_job_state(another, {"COMPLETED"})
+    lab.wait_for(lambda: lab.log_lines_since(since, r"site_factor/rlsched: heard of [1-9]\d* ended jobs "
+                                                    r"\([1-9]\d* kept by Slurm\); run_time: limit"),
+                 80, "a cycle that heard of the ended job under run_time: limit")
+    on_model = lab.wait_for(lambda: scores_of(lab, since, queued, ""), 80, f"the model's score of job {queued}")
+    # About (1 to 3 s / 600 s) x 1200 s predicted: log1p(2 to 6 s) / log1p(7 d) = 0.08 to 0.15; its limit would be
+    # log1p(1200) / log1p(7 d) = 0.53.
+    assert 0 < on_model[0] < math.log1p(60) / WEEK_LOG, (on_model, lab.log_tails("slurmctld"))
     lab.run("scancel", str(queued), str(blocker))
