@@ -1,6 +1,9 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "networks.h"
 #include "ppo.h"
@@ -279,6 +282,47 @@ TEST_CASE("training is reproducible for a seed, and a resumed run ends where an 
   CHECK((*a)->metadata().feature_names().size() < features::kFeatureCount);
   CHECK((*b)->metadata().feature_names() == (*a)->metadata().feature_names());
   CHECK((*b)->metadata().weights_sha256 == (*a)->metadata().weights_sha256);
+}
+
+// A busy 64-processor machine whose 8 users run their jobs for 5% to 100% of their time limits, each user always
+// about the same share: what predicted run times are made from.
+std::string users_trace(const std::string& path) {
+  std::ofstream out(path);
+  out << "; MaxNodes: 64\n; MaxProcs: 64\n";
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> limit_of(6, 60), procs_of(1, 16), user_of(1, 8);
+  for (int id = 1; id <= 1200; ++id) {
+    const int user = user_of(rng);
+    const int limit = 60 * limit_of(rng);
+    const int run = std::max(1, limit * (user == 8 ? 100 : 5 * (1 + (user % 4))) / 100);
+    const int procs = procs_of(rng);
+    out << id << ' ' << id * 20 << " -1 " << run << ' ' << procs << " -1 -1 " << procs << ' ' << limit << " -1 1 "
+        << user << " 1 -1 1 -1 -1 -1\n";
+  }
+  return path;
+}
+
+TEST_CASE("trained with predicted run times the model reads the prediction; without, it is one of schema v1") {
+  TrainConfig c = short_run(2);
+  c.traces = {users_trace(std::string(P_tmpdir) + "/rlsched_users.swf")};
+  c.output = std::string(P_tmpdir) + "/rlsched_limits.pt";
+  REQUIRE(train_policy(c).ok());
+  auto limits = policy::load_model(c.output);
+  REQUIRE(limits.ok());
+  CHECK((*limits)->metadata().schema_version == 1);
+  CHECK_FALSE(features::reads_predicted_run_time((*limits)->metadata().feature_names()));
+
+  c.predicted_run_times = true;
+  c.output = std::string(P_tmpdir) + "/rlsched_predicted.pt";
+  auto trained = train_policy(c);
+  INFO(trained.status().message());
+  REQUIRE(trained.ok());
+  auto predicted = policy::load_model(c.output);
+  REQUIRE(predicted.ok());
+  CHECK((*predicted)->metadata().schema_version == 2);
+  const std::vector<std::string> names = (*predicted)->metadata().feature_names();
+  CHECK(std::find(names.begin(), names.end(), "predicted_log") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "wait_over_predicted") != names.end());
 }
 
 // --time-budget counts from the command's start (TrainConfig::started), reading included: a budget already spent
