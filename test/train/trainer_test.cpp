@@ -302,7 +302,7 @@ std::string users_trace(const std::string& path) {
   return path;
 }
 
-TEST_CASE("trained with predicted run times the model reads the prediction; without, it is one of schema v1") {
+TEST_CASE("trained with predicted run times the model reads the prediction and without them it is one of schema v1") {
   TrainConfig c = short_run(2);
   c.traces = {users_trace(std::string(P_tmpdir) + "/rlsched_users.swf")};
   c.output = std::string(P_tmpdir) + "/rlsched_limits.pt";
