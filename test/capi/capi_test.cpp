@@ -206,6 +206,16 @@ TEST_CASE("a batch is scored in one call and mapped to rank shares", "[capi]") {
   CHECK(counters.errors == 2);
 }
 
+/// User 7's job asking for an hour and user 8's asking for half an hour, pending at `now`.
+std::vector<rlsched_job> two_users_jobs(int64_t now) {
+  std::vector<rlsched_job> jobs = pending_jobs(2, now);
+  jobs[0].user_id = 7;
+  jobs[0].time_limit = 3600;
+  jobs[1].user_id = 8;
+  jobs[1].time_limit = 1800;
+  return jobs;
+}
+
 TEST_CASE("with run_time: predicted the policy sees the run time a user's ended jobs predict", "[capi][predicted]") {
   PrivateDir dir;
   LogLines log;
@@ -222,11 +232,7 @@ TEST_CASE("with run_time: predicted the policy sees the run time a user's ended 
 
   CCluster c;
   const int64_t now = 1'700'000'000;
-  std::vector<rlsched_job> jobs = pending_jobs(2, now);
-  jobs[0].user_id = 7;
-  jobs[0].time_limit = 3600;
-  jobs[1].user_id = 8;
-  jobs[1].time_limit = 1800;
+  std::vector<rlsched_job> jobs = two_users_jobs(now);
   auto scores_of = [&](rlsched_engine* engine) {
     std::vector<double> scores(jobs.size());
     REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) ==
@@ -302,11 +308,7 @@ TEST_CASE("a model that reads predicted run times asks for ended jobs and sees i
   REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
   CCluster c;
   const int64_t now = 1'700'000'000;
-  std::vector<rlsched_job> jobs = pending_jobs(2, now);
-  jobs[0].user_id = 7;
-  jobs[0].time_limit = 3600;
-  jobs[1].user_id = 8;
-  jobs[1].time_limit = 1800;
+  std::vector<rlsched_job> jobs = two_users_jobs(now);
   auto scores = [&] {
     std::vector<double> out(jobs.size());
     REQUIRE(rlsched_score_batch(e.engine, now, &c.cluster, jobs.data(), jobs.size(), out.data(), nullptr) ==

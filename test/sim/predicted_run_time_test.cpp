@@ -46,6 +46,21 @@ class LimitEcho final : public Scorer {
   std::vector<PendingJob>* seen_;
 };
 
+/// One node of 4 CPUs.
+Cluster one_node() {
+  Cluster cluster;
+  cluster.nodes = {Node{"n1", 4, 0, {}}};
+  cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
+  return cluster;
+}
+
+/// Every job takes the whole node. a's first job ends after 20 s of its 1000; c's job holds the node from 30 to 130;
+/// b's job (300 s asked, 300 run) and a's second (1000 asked, 10 run) wait for it.
+std::vector<Job> waiting_behind_c() {
+  return {cpu_job(1, 0, 20, 4, 1000, "a"), cpu_job(2, 30, 100, 4, 100, "c"), cpu_job(3, 40, 300, 4, 300, "b"),
+          cpu_job(4, 50, 10, 4, 1000, "a")};
+}
+
 std::vector<double> scores_of(const sim::PredictedRunTimeScorer& scorer, const std::vector<PendingJob>& jobs) {
   std::vector<double> scores(jobs.size());
   scorer.score(ScoringContext{}, jobs, scores);
@@ -111,13 +126,8 @@ TEST_CASE("SJF on predicted run times ranks by the limit until a user's job ends
 
 TEST_CASE("SJF on predicted run times serves a user's short job first where SJF serves the shorter request",
           "[sim][predicted-run-time]") {
-  Cluster cluster;
-  cluster.nodes = {Node{"n1", 4, 0, {}}};
-  cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
-  // Every job takes the whole node. a's first job ends after 20 s of its 1000; c's job holds the node from 30 to
-  // 130; b's job (300 s asked, 300 run) and a's second (1000 asked, 10 run) wait for it.
-  const std::vector<Job> jobs = {cpu_job(1, 0, 20, 4, 1000, "a"), cpu_job(2, 30, 100, 4, 100, "c"),
-                                 cpu_job(3, 40, 300, 4, 300, "b"), cpu_job(4, 50, 10, 4, 1000, "a")};
+  const Cluster cluster = one_node();
+  const std::vector<Job> jobs = waiting_behind_c();
   sim::SimConfig config;
   auto sjf = make_scorer("sjf");
   REQUIRE(sjf.ok());
@@ -156,12 +166,8 @@ class PredictionRecorder final : public Scorer {
 
 TEST_CASE("The simulator shows a scorer that reads predicted run times each job's prediction beside its limit",
           "[sim][predicted-run-time]") {
-  Cluster cluster;
-  cluster.nodes = {Node{"n1", 4, 0, {}}};
-  cluster.partitions = {Partition{"all", {0}, 1, 1, 0, true}};
-  // As above: a's first job ends after 20 s of its 1000; a's second (limit 1000) and b's (300) wait for c's.
-  const std::vector<Job> jobs = {cpu_job(1, 0, 20, 4, 1000, "a"), cpu_job(2, 30, 100, 4, 100, "c"),
-                                 cpu_job(3, 40, 300, 4, 300, "b"), cpu_job(4, 50, 10, 4, 1000, "a")};
+  const Cluster cluster = one_node();
+  const std::vector<Job> jobs = waiting_behind_c();
   PredictionRecorder reads(true), ignores(false);
   REQUIRE(sim::simulate(cluster, jobs, reads, {}).ok());
   REQUIRE(sim::simulate(cluster, jobs, ignores, {}).ok());
