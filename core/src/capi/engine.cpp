@@ -237,7 +237,7 @@ void Engine::info(rlsched_engine_info& out) {
   out.job_classes = static_cast<int32_t>(c.job_classes.size());
   out.energy_defers = c.energy.defers() ? 1 : 0;
   out.run_time_predicted = c.run_time == RunTimeView::kPredicted ? 1 : 0;
-  out.reads_ended_jobs = out.run_time_predicted || (s->policy && s->policy->scorer->reads_predicted_run_time()) ? 1 : 0;
+  out.reads_ended_jobs = s->reads_ended_jobs() ? 1 : 0;
   out.config_path = c.path.c_str();
   out.model_path = c.model.c_str();
   out.scorer = s->fallback_name.c_str();

@@ -98,6 +98,12 @@ class Engine {
     std::shared_ptr<Policy> policy;  // null with no_policy
     std::string model_name;          // "model:<path>", for info()
     std::string fallback_name;
+
+    /// Whether scoring needs the run times each user's ended jobs predict: under run_time: predicted, or for a
+    /// model that reads them (schema v2) under either setting.
+    bool reads_ended_jobs() const {
+      return config.run_time == RunTimeView::kPredicted || (policy && policy->scorer->reads_predicted_run_time());
+    }
   };
 
   /// energy.mode enforce: scores[i] of each deferrable jobs[i] becomes energy::ranked_score of its energy::rank_now.

@@ -79,8 +79,8 @@ void Engine::show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pe
 }
 
 void Engine::predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending) {
+  if (!s.reads_ended_jobs()) return;
   const bool replace = s.config.run_time == RunTimeView::kPredicted;
-  if (!replace && !(s.policy && s.policy->scorer->reads_predicted_run_time())) return;
   std::lock_guard<std::mutex> lock(ended_mutex_);
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const std::string user = std::to_string(jobs[i].user_id);
