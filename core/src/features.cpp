@@ -39,7 +39,7 @@ constexpr std::array<FeatureSpec, kFeatureCount> kSchema = {{
 }};
 
 /// The first column of schema v2's features on the predicted run time.
-constexpr std::size_t kFirstPredicted = 21;
+constexpr std::size_t kFirstPredicted = kV1FeatureCount;
 
 inline float share(double part, double whole) { return whole > 0 ? static_cast<float>(part / whole) : 0.0f; }
 

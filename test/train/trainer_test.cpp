@@ -83,6 +83,50 @@ TEST_CASE("the per-decision softmax matches a softmax computed by hand, and plai
   CHECK(loss == Approx(expected).epsilon(1e-5));
 }
 
+TEST_CASE("networks over v1's columns read schema-wide rows and draw v1's initial weights") {
+  constexpr auto kWide = static_cast<int64_t>(features::kFeatureCount);
+  constexpr auto kV1 = static_cast<int64_t>(features::kV1FeatureCount);
+  REQUIRE(kV1 < kWide);
+  auto first_weight = [](PolicyNets& n) {
+    return n->policy->children().front()->as<torch::nn::LinearImpl>()->weight.detach();
+  };
+  // A v1 build's first layer: a Linear over v1's 21 columns, the first thing drawn after the seed.
+  torch::manual_seed(11);
+  const torch::Tensor v1_build = torch::nn::Linear(kV1, 8)->weight.detach().clone();
+  torch::manual_seed(11);
+  PolicyNets wide(static_cast<int>(kWide), std::vector<int>{8, 4});
+  CHECK_FALSE(torch::equal(first_weight(wide).narrow(1, 0, kV1), v1_build));
+  torch::manual_seed(11);
+  PolicyNets narrow(static_cast<int>(kV1), std::vector<int>{8, 4});
+  CHECK(torch::equal(first_weight(narrow), v1_build));
+
+  narrow->set_normalisation(torch::rand({kWide}), torch::rand({kWide}) + 0.5);
+  std::vector<char> used(features::kFeatureCount, 1);
+  narrow->set_used_features(used);
+  // Columns past v1's are never used, whatever the caller asks.
+  CHECK(narrow->used_features()[features::kV1FeatureCount] == 0);
+  CHECK(narrow->used_features()[features::kV1FeatureCount - 1] == 1);
+
+  std::vector<float> rows(4 * features::kFeatureCount);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(0, 1);
+  for (float& f : rows) f = u(rng);
+  const torch::Tensor x = torch::from_blob(rows.data(), {4, kWide}).clone();
+  const torch::Tensor s = narrow->scores(x).detach();
+  // What the network cannot read cannot change its scores.
+  const torch::Tensor other = x.clone();
+  other.narrow(1, kV1, kWide - kV1).fill_(1000.0f);
+  CHECK(torch::equal(narrow->scores(other).detach(), s));
+
+  // The rollout workers' plain form takes the same schema-wide rows.
+  const PlainMlp plain = narrow->to_plain();
+  CHECK(plain.inputs() == static_cast<int>(kWide));
+  std::vector<float> out(4), scratch;
+  plain.forward(rows.data(), 4, out.data(), scratch);
+  for (int i = 0; i < 4; ++i) CHECK(out[i] == Approx(s[i].item<float>()).epsilon(1e-5));
+  CHECK_FALSE(plain.reads_predicted_run_time);
+}
+
 namespace {
 
 /// Average bounded slowdown of a policy choosing heads on one fixed Lublin sequence.

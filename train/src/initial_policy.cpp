@@ -77,13 +77,21 @@ Result<InitialPolicy> read_initial_policy(const std::string& path) {
   return out;
 }
 
+int network_inputs(bool predicted_run_times, const std::optional<InitialPolicy>& initial) {
+  bool wide = predicted_run_times;
+  if (initial)
+    for (std::size_t k = features::kV1FeatureCount; k < initial->used.size(); ++k) wide = wide || initial->used[k];
+  return static_cast<int>(wide ? features::kFeatureCount : features::kV1FeatureCount);
+}
+
 void apply_initial_policy(PolicyNets& nets, const InitialPolicy& policy) {
   torch::NoGradGuard no_grad;
   nets->set_normalisation(policy.mean, policy.std);
   std::size_t layer = 0;
   for (const auto& child : nets->policy->children())
     if (auto* linear = child->as<torch::nn::LinearImpl>()) {
-      linear->weight.copy_(policy.weights.at(layer));
+      const torch::Tensor& w = policy.weights.at(layer);
+      linear->weight.copy_(layer == 0 ? w.narrow(1, 0, nets->inputs()) : w);
       linear->bias.copy_(policy.biases.at(layer));
       ++layer;
     }

@@ -2,6 +2,7 @@
 // trainer's starting point instead of imitating a heuristic.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,11 @@ struct InitialPolicy {
 Result<InitialPolicy> read_initial_policy(const std::string& path);
 
 /// Copies the policy into `nets` in place (the optimiser keeps its parameters); nets must have been built with
-/// policy.hidden. The value head keeps its random start.
+/// policy.hidden and over every column the policy reads (network_inputs). The value head keeps its random start.
 void apply_initial_policy(PolicyNets& nets, const InitialPolicy& policy);
+
+/// The schema columns the trainer's networks read: v1's, unless the policy may read the predicted run time (asked
+/// with `predicted_run_times`, or a warm start from a model that reads it, which goes on reading it).
+int network_inputs(bool predicted_run_times, const std::optional<InitialPolicy>& initial);
 
 }  // namespace rlsched::train

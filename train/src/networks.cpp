@@ -39,22 +39,24 @@ torch::Tensor segment_max(const torch::Tensor& values, const DecisionBatch& b) {
 
 }  // namespace
 
-PolicyNetsImpl::PolicyNetsImpl(int features, const std::vector<int>& hidden) : features_(features) {
-  used_.assign(static_cast<std::size_t>(features), 1);
-  policy = register_module("policy", mlp(features, hidden, 1));
-  value = register_module("value", mlp(2 * features + 2, hidden, 1));
-  mean = register_buffer("mean", torch::zeros({features}));
-  std = register_buffer("std", torch::ones({features}));
+PolicyNetsImpl::PolicyNetsImpl(int inputs, const std::vector<int>& hidden) : features_(inputs) {
+  used_.assign(features::kFeatureCount, 0);
+  std::fill_n(used_.begin(), inputs, 1);
+  policy = register_module("policy", mlp(inputs, hidden, 1));
+  value = register_module("value", mlp(2 * inputs + 2, hidden, 1));
+  mean = register_buffer("mean", torch::zeros({inputs}));
+  std = register_buffer("std", torch::ones({inputs}));
 }
 
 void PolicyNetsImpl::set_normalisation(const torch::Tensor& m, const torch::Tensor& s) {
   torch::NoGradGuard no_grad;
-  mean.copy_(m);
-  std.copy_(s);
+  mean.copy_(m.narrow(0, 0, features_));
+  std.copy_(s.narrow(0, 0, features_));
 }
 
 void PolicyNetsImpl::set_used_features(const std::vector<char>& used) {
-  used_ = used;
+  used_.assign(features::kFeatureCount, 0);
+  std::copy_n(used.begin(), std::min<std::size_t>(used.size(), static_cast<std::size_t>(features_)), used_.begin());
   mask_unused();
 }
 
@@ -66,7 +68,9 @@ void PolicyNetsImpl::mask_unused() {
     if (!used_[static_cast<std::size_t>(k)]) first->weight.select(1, k).zero_();
 }
 
-torch::Tensor PolicyNetsImpl::normalise(const torch::Tensor& rows) const { return (rows - mean) / std; }
+torch::Tensor PolicyNetsImpl::normalise(const torch::Tensor& rows) const {
+  return (rows.narrow(1, 0, features_) - mean) / std;
+}
 
 bool PolicyNetsImpl::set_linear_policy(const std::vector<double>& weights, double scale) {
   torch::NoGradGuard no_grad;
@@ -77,7 +81,8 @@ bool PolicyNetsImpl::set_linear_policy(const std::vector<double>& weights, doubl
   for (std::size_t li = 0; li + 1 < layers.size(); ++li)
     if (layers[li]->weight.size(0) < 2) return false;
   // On normalised inputs x' = (x - mean) / std the sum w . x is (w * std) . x' plus a constant.
-  const torch::Tensor w = torch::tensor(std::vector<float>(weights.begin(), weights.end())) * std * scale;
+  const torch::Tensor w =
+      torch::tensor(std::vector<float>(weights.begin(), weights.end())).narrow(0, 0, features_) * std * scale;
   for (std::size_t li = 0; li < layers.size(); ++li) {
     torch::nn::LinearImpl& l = *layers[li];
     if (li + 1 == layers.size()) {  // the output: positive part minus negative part
@@ -132,19 +137,28 @@ torch::Tensor PolicyNetsImpl::values(const DecisionBatch& b) {
 }
 
 PlainMlp PolicyNetsImpl::to_plain() const {
+  // As wide as the schema's rows, which the rollout workers pass whole: the columns past inputs() get zero weights
+  // (adding their zero products after the others leaves every sum as it was).
+  constexpr auto kWidth = static_cast<int64_t>(features::kFeatureCount);
   PlainMlp plain;
   const torch::Tensor m = mean.contiguous(), s = std.contiguous();
+  plain.mean.assign(kWidth, 0.0f);
+  plain.inv_std.assign(kWidth, 1.0f);
   for (int i = 0; i < features_; ++i) {
-    plain.mean.push_back(m[i].item<float>());
-    plain.inv_std.push_back(1.0f / s[i].item<float>());
+    plain.mean[i] = m[i].item<float>();
+    plain.inv_std[i] = 1.0f / s[i].item<float>();
   }
   for (const auto& child : policy->children()) {
     auto* linear = child->as<torch::nn::LinearImpl>();
     if (linear == nullptr) continue;
     PlainLayer layer;
-    layer.in = static_cast<int>(linear->weight.size(1));
-    layer.out = static_cast<int>(linear->weight.size(0));
-    const torch::Tensor w = linear->weight.detach().contiguous(), bias = linear->bias.detach().contiguous();
+    torch::Tensor w = linear->weight.detach();
+    if (plain.layers.empty() && w.size(1) < kWidth)
+      w = torch::cat({w, torch::zeros({w.size(0), kWidth - w.size(1)})}, 1);
+    w = w.contiguous();
+    layer.in = static_cast<int>(w.size(1));
+    layer.out = static_cast<int>(w.size(0));
+    const torch::Tensor bias = linear->bias.detach().contiguous();
     layer.weight.assign(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
     layer.bias.assign(bias.data_ptr<float>(), bias.data_ptr<float>() + bias.numel());
     plain.layers.push_back(std::move(layer));

@@ -24,14 +24,20 @@ struct LogProbs {
   torch::Tensor entropy;  ///< [B]
 };
 
+/// Every method takes rows, statistics and masks as wide as the schema (features::kFeatureCount); the networks read
+/// their first `inputs` columns. The trainer builds them over v1's columns unless the policy may read the predicted
+/// run time, so that a model trained without it is v1's network draw for draw (the same initialisation and
+/// arithmetic as on a v1 build, hence the same weights for the same recipe).
 class PolicyNetsImpl : public torch::nn::Module {
  public:
-  PolicyNetsImpl(int features, const std::vector<int>& hidden);
+  PolicyNetsImpl(int inputs, const std::vector<int>& hidden);
 
+  int inputs() const { return features_; }
   /// Fixes the input normalisation (per-feature mean and standard deviation of visited states).
   void set_normalisation(const torch::Tensor& mean, const torch::Tensor& std);
   /// Features the network may read (1) or must ignore (0): their first-layer weights are held at zero, so the
-  /// exported model can leave them out. Used for features the training data never varied.
+  /// exported model can leave them out. Used for features the training data never varied. Columns past inputs()
+  /// are never used.
   void set_used_features(const std::vector<char>& used);
   const std::vector<char>& used_features() const { return used_; }
   /// Re-zeroes the weights of unused features (after every optimiser step).
@@ -56,11 +62,11 @@ class PolicyNetsImpl : public torch::nn::Module {
 
   torch::nn::Sequential policy{nullptr};
   torch::nn::Sequential value{nullptr};
-  torch::Tensor mean, std;  // buffers [F]
+  torch::Tensor mean, std;  // buffers [inputs]
 
  private:
-  int features_;
-  std::vector<char> used_;
+  int features_;            // inputs
+  std::vector<char> used_;  // [kFeatureCount]
 };
 TORCH_MODULE(PolicyNets);
 

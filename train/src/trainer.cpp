@@ -107,7 +107,7 @@ class Trainer {
         slurm_(config.rollouts == Rollouts::kSlurm),
         threads_(config.threads > 0 ? config.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
-        nets_(static_cast<int>(features::kFeatureCount), config.hidden),
+        nets_(network_inputs(config.predicted_run_times, initial_), config.hidden),
         optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
     for (std::size_t t = 0; t < traces_.size(); ++t)
       for (int w = 0; w < traces_[t].weight; ++w) draws_.push_back(t);

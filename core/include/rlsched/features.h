@@ -20,6 +20,8 @@ inline constexpr int kSchemaVersion = 2;
 /// The oldest schema whose models this build loads (each version keeps the features of those before it).
 inline constexpr int kOldestSchemaVersion = 1;
 inline constexpr std::size_t kFeatureCount = 23;
+/// v1's features: the schema's first columns (v2 adds its two on the predicted run time after them).
+inline constexpr std::size_t kV1FeatureCount = 21;
 
 struct FeatureSpec {
   const char* name;
