@@ -21,6 +21,11 @@ void RunTimePredictor::record(const std::string& user, Seconds time_limit, Secon
   if (static_cast<int>(last.size()) > options_.history) last.pop_back();
 }
 
+void RunTimePredictor::restore(const std::string& user, std::deque<double> latest_first) {
+  if (static_cast<int>(latest_first.size()) > options_.history) latest_first.resize(options_.history);
+  history_[user] = std::move(latest_first);
+}
+
 Seconds RunTimePredictor::predict(const Job& job) const {
   const Seconds limit = job.time_limit > 0 ? job.time_limit : -1;
   const auto it = history_.find(job.user);

@@ -107,7 +107,8 @@ static void _config_load(rlsched_config_engine_t *ce, bool asked)
 		.log_ctx = (void *) ce->type,
 		.flags = ce->flags,
 		.plugin_type = ce->type,
-		.state_dir = ce->keeps_preemptions ?
+		.state_dir = (ce->flags & (RLSCHED_ENGINE_KEEP_PREEMPTIONS |
+					  RLSCHED_ENGINE_KEEP_RUN_TIMES)) ?
 			     slurm_conf.state_save_location : NULL,
 	};
 

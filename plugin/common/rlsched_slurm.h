@@ -152,8 +152,6 @@ typedef struct {
 	off_t size;		/* -1: no file seen */
 	bool seen;		/* mtime/size are valid */
 	time_t checked;		/* when the file was last looked at */
-	bool keeps_preemptions;	/* the engine keeps its preemption history
-				 * in StateSaveLocation (preempt/rlsched) */
 } rlsched_config_engine_t;
 
 /* Applies the rule above. */

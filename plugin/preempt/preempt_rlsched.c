@@ -29,11 +29,11 @@ RLSCHED_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
 static rlsched_config_engine_t ce = {
-	.flags = RLSCHED_ENGINE_NO_POLICY,
+	/* the cap's history is kept in StateSaveLocation */
+	.flags = RLSCHED_ENGINE_NO_POLICY | RLSCHED_ENGINE_KEEP_PREEMPTIONS,
 	.type = plugin_type,
 	.consequence = "only requeueable jobs with a signal are victims, in QOS order",
 	.size = -1,
-	.keeps_preemptions = true,
 };
 static const rlsched_snapshot_t no_partitions;	/* job fields only */
 static uint64_t preemptions = 0;

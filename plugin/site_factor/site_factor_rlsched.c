@@ -36,6 +36,9 @@ static pthread_mutex_t rlsched_lock = PTHREAD_MUTEX_INITIALIZER;
 /* rlsched.yaml by the rule of all three plugins (rlsched_slurm.h), and
  * re-read at scontrol reconfigure; ce.engine is NULL while it is unusable */
 static rlsched_config_engine_t ce = {
+	/* what ended jobs taught the predicted run times outlives a restart
+	 * (slurmctld forgets ended jobs after MinJobAge) */
+	.flags = RLSCHED_ENGINE_KEEP_RUN_TIMES,
 	.type = plugin_type,
 	.consequence = "site factors left unchanged",
 	.size = -1,

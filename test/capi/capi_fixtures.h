@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -58,5 +59,12 @@ class PrivateDir {
  private:
   std::string path_;
 };
+
+/// The file's bytes ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text;
+}
 
 }  // namespace rlsched::testing

@@ -18,6 +18,7 @@ namespace rlsched {
 namespace {
 
 using testing::PrivateDir;
+using testing::read_file;
 
 /// Collects log lines from the engine's callback.
 struct LogLines {
@@ -277,6 +278,91 @@ TEST_CASE("with run_time: predicted the policy sees the run time a user's ended 
   REQUIRE(rlsched_engine_get_counters(predicted.engine, &counters) == RLSCHED_OK);
   CHECK(counters.ended_jobs == 3);
   CHECK(counters.errors == 1);
+}
+
+TEST_CASE("what ended jobs taught the predicted run times survives a restart in the state folder",
+          "[capi][predicted]") {
+  PrivateDir dir;
+  LogLines log;
+  const std::string config = dir.write("rlsched.yaml", "mode: enforce\nfallback: sjf\nrun_time: predicted\n");
+  rlsched_engine_options o = options(config, log, RLSCHED_ENGINE_KEEP_RUN_TIMES);
+  o.state_dir = dir.path().c_str();
+  const std::string file = dir.file("rlsched_run_times.json");
+  CCluster c;
+  const int64_t now = 1'700'000'000;
+  std::vector<rlsched_job> jobs = two_users_jobs(now);
+  auto scores_of = [&](rlsched_engine* engine) {
+    std::vector<double> scores(jobs.size());
+    REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) ==
+            RLSCHED_OK);
+    return scores;
+  };
+  {
+    Engine first;
+    REQUIRE(rlsched_engine_create(&o, &first.engine) == RLSCHED_OK);
+    // User 7: 600 s of 6000 (10%); user 8: 1000 s with 500 suspended, of 1000 (50%).
+    const std::vector<rlsched_ended_job> ended = {{50, 7, 6000, now - 5000, now - 4400, 0},
+                                                  {53, 8, 1000, now - 2000, now - 1000, 500}};
+    REQUIRE(rlsched_jobs_ended(first.engine, ended.data(), ended.size(), nullptr) == RLSCHED_OK);
+    REQUIRE(scores_of(first.engine) == std::vector<double>{-360, -900});
+  }  // slurmctld stops: the engine's last write
+  CHECK(read_file(file) ==
+        "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [0.1], \"8\": [0.5]}, "
+        "\"heard\": [[50, 1699995600], [53, 1699999000]]}\n");
+
+  SECTION("a restarted slurmctld predicts as before, without hearing the jobs again (Slurm has forgotten them)") {
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(log.count("run-time history " + file + ": the ended jobs of 2 users, 2 still kept by Slurm",
+                    RLSCHED_LOG_INFO) == 1);
+    CHECK(scores_of(second.engine) == std::vector<double>{-360, -900});
+    // Slurm still keeps job 53 (its MinJobAge has not passed) and passes it again: not taught twice. Job 54 is new.
+    const std::vector<rlsched_ended_job> kept = {{53, 8, 1000, now - 2000, now - 1000, 500},
+                                                 {54, 8, 1000, now - 900, now - 800, 0}};
+    std::size_t fresh = 99;
+    REQUIRE(rlsched_jobs_ended(second.engine, kept.data(), kept.size(), &fresh) == RLSCHED_OK);
+    CHECK(fresh == 1);
+    CHECK(scores_of(second.engine) == std::vector<double>{-360, -540});  // user 8: (50% + 10%) / 2 of 1800
+  }
+  SECTION("an engine not asked to keep them starts from nothing, and leaves the file alone") {
+    o.flags &= ~static_cast<uint32_t>(RLSCHED_ENGINE_KEEP_RUN_TIMES);
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(scores_of(second.engine) == std::vector<double>{-3600, -1800});
+    CHECK(log.count("run-time history") == 0);
+  }
+  SECTION("a damaged file is named with the bad entry, set aside and counted; the limits serve; never an error") {
+    const std::string damaged =
+        "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [0.1], \"8\": [0.5, 2]}, \"heard\": []}\n";
+    dir.write("rlsched_run_times.json", damaged);
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(log.count(file +
+                        ": not an rlsched run-time history: users[\"8\"][1] is not a number in [0, 1]; "
+                        "predicted run times start from no history (set aside as " +
+                        file + ".damaged)",
+                    RLSCHED_LOG_ERROR) == 1);
+    CHECK(scores_of(second.engine) == std::vector<double>{-3600, -1800});  // not even user 7's valid entry
+    CHECK(read_file(file + ".damaged") == damaged);
+    rlsched_counters counters{};
+    REQUIRE(rlsched_engine_get_counters(second.engine, &counters) == RLSCHED_OK);
+    CHECK(counters.errors == 1);
+  }
+  SECTION("a record of run times, not limit shares, is refused: its values would mean something else") {
+    dir.write("rlsched_run_times.json",
+              "{\"schema\": 1, \"basis\": \"run_time\", \"users\": {\"7\": [600]}, \"heard\": []}\n");
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(log.count(file + ": not an rlsched run-time history: \"basis\" is not \"limit_share\"") == 1);
+    CHECK(scores_of(second.engine) == std::vector<double>{-3600, -1800});
+  }
+  SECTION("not JSON: the line and column are named") {
+    dir.write("rlsched_run_times.json", "{\"schema\": 1,\n \"users\": {\"7\": [0.1,]}}\n");
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(log.count(file + ": not JSON: ") == 1);
+    CHECK(log.count("line 2") == 1);
+  }
 }
 
 TEST_CASE("a model that reads predicted run times asks for ended jobs and sees its prediction beside its limit",

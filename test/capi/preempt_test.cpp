@@ -1,8 +1,6 @@
 // The preemption half of the C ABI (preempt/rlsched's calls): checkpoint declarations, who may be a victim under
 // rlsched.yaml's preemption section, the victim order and the cap the engine's history enforces.
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +10,7 @@
 namespace {
 
 using rlsched::testing::PrivateDir;
+using rlsched::testing::read_file;
 
 struct Engine {
   rlsched_engine* engine = nullptr;
@@ -118,13 +117,6 @@ void keep_line(void* ctx, int, const char* line) {
   static_cast<std::vector<std::string>*>(ctx)->push_back(line);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 TEST_CASE("the preemption cap survives a restart: the history is kept in slurmctld's state folder", "[capi][preempt]") {
@@ -135,7 +127,7 @@ TEST_CASE("the preemption cap survives a restart: the history is kept in slurmct
   rlsched_engine_options o{};
   o.abi_version = RLSCHED_ABI_VERSION;
   o.config_path = config.c_str();
-  o.flags = RLSCHED_ENGINE_NO_POLICY | RLSCHED_ENGINE_NO_RELOAD_THREAD;
+  o.flags = RLSCHED_ENGINE_NO_POLICY | RLSCHED_ENGINE_NO_RELOAD_THREAD | RLSCHED_ENGINE_KEEP_PREEMPTIONS;
   o.log = keep_line;
   o.log_ctx = &lines;
   o.state_dir = dir.path().c_str();
@@ -186,6 +178,8 @@ TEST_CASE("the preemption cap survives a restart: the history is kept in slurmct
     CHECK(logged);
     REQUIRE(rlsched_preempt_allowed(second.engine, now + 1200, &resumed, &allowed, &why) == RLSCHED_OK);
     CHECK(allowed == 1);
+    // Set aside, not replaced by the next write: what an admin may recover is not lost.
+    CHECK(read_file(file + ".damaged") == "{\"schema\": 1,\n \"preemptions\": [[7, ]]}\n");
   }
   SECTION("a record of another shape is refused the same way") {
     dir.write("rlsched_preemptions.json", "{\"schema\": 1, \"preemptions\": [[7]]}\n");

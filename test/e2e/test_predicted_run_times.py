@@ -8,9 +8,10 @@ minutes, must be scored at the next cycle at about a second's share of 10 minute
 1,200 s of its limit; with `run_time: limit` (hot reload of the same file) it is scored at its limit again. Then a
 model of feature schema v2 that scores the predicted run time it is shown (predicted_log, write_test_model
 --predicted) replaces the fallback, still under `run_time: limit`: the plugin must pass it ended jobs again, and it
-must score the job on its prediction, beside a limit it leaves as it is. The exact figures, job by job, are the C ABI
-parity test's (test/capi/feature_parity_test.cpp). About four minutes: decay cycles come once a minute
-(PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
+must score the job on its prediction, beside a limit it leaves as it is; and score it the same after slurmctld
+restarts, from what it kept in StateSaveLocation, without learning again from the ended jobs Slurm still keeps. The
+exact figures, job by job, are the C ABI parity test's (test/capi/feature_parity_test.cpp). About five minutes:
+decay cycles come once a minute (PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
 """
 
 from __future__ import annotations
@@ -80,4 +81,18 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, 
     # About (1 to 3 s / 600 s) x 1200 s predicted: log1p(2 to 6 s) / log1p(7 d) = 0.08 to 0.15; its limit would be
     # log1p(1200) / log1p(7 d) = 0.53.
     assert 0 < on_model[0] < math.log1p(60) / WEEK_LOG, (on_model, lab.log_tails("slurmctld"))
+
+    # slurmctld restarts. What root's ended jobs taught is kept in StateSaveLocation and read back, with the ended
+    # jobs Slurm still keeps (MinJobAge), which the restarted plugin passes again and must not teach twice.
+    history = lab.root / "state" / "ctld" / "rlsched_run_times.json"
+    lab.wait_for(lambda: history.exists() and '"0": [' in history.read_text(), 30, f"{history} to record root's jobs")
+    since = lab.log_size()
+    lab.restart_slurmctld()
+    loaded = (r"site_factor/rlsched: run-time history .*rlsched_run_times\.json: the ended jobs of 1 user, "
+              r"[1-9]\d* still kept by Slurm")
+    lab.wait_for(lambda: lab.log_lines_since(since, loaded), 60, "the restarted plugin to read the history back")
+    after = lab.wait_for(lambda: scores_of(lab, since, queued, ""), 80, f"the restarted plugin's score of job {queued}")
+    assert after[0] == pytest.approx(on_model[-1]), (after, on_model, lab.log_tails("slurmctld"))
+    assert not lab.log_lines_since(since, r"site_factor/rlsched: heard of [1-9]\d* ended jobs"), \
+        "the restarted plugin learned again from jobs it had heard of"
     lab.run("scancel", str(queued), str(blocker))

@@ -37,6 +37,10 @@ class PredictedRunTimes {
   /// time limit as it is (the limit itself while `user` has no ended job).
   void annotate(const std::string& user, PendingJob& job) const;
 
+  /// What it has learned, to keep across restarts (the plugin's engine: capi/run_time_history.h).
+  const RunTimePredictor& predictor() const { return predictor_; }
+  RunTimePredictor& predictor() { return predictor_; }
+
  private:
   Seconds predict(const std::string& user, Seconds time_limit) const;
 

@@ -26,8 +26,8 @@
 extern "C" {
 #endif
 
-/* Bumped when a struct below changes layout; rlsched_engine_options.abi_version must equal it. */
-#define RLSCHED_ABI_VERSION 9
+/* Bumped when a struct below changes layout or meaning; rlsched_engine_options.abi_version must equal it. */
+#define RLSCHED_ABI_VERSION 10
 
 /* Return codes. */
 #define RLSCHED_OK 0
@@ -52,6 +52,8 @@ typedef struct rlsched_engine rlsched_engine;
 #define RLSCHED_ENGINE_NO_POLICY 0x1        /* placement only: never load the model (job_submit/rlsched) */
 #define RLSCHED_ENGINE_NO_RELOAD_THREAD 0x2 /* no background model checks; call rlsched_engine_check_model() */
 #define RLSCHED_ENGINE_TRUST_ANY_FILE 0x4   /* skip owner/permission checks of config and model (tests only) */
+#define RLSCHED_ENGINE_KEEP_PREEMPTIONS 0x8 /* keep the preemption history in state_dir (preempt/rlsched) */
+#define RLSCHED_ENGINE_KEEP_RUN_TIMES 0x10  /* keep what ended jobs taught the predicted run times in state_dir */
 
 typedef struct rlsched_engine_options {
 	uint32_t abi_version;    /* RLSCHED_ABI_VERSION */
@@ -69,9 +71,12 @@ typedef struct rlsched_engine_options {
 	/* The plugin's type ("site_factor/rlsched"): with health_dir in the config, the engine's own thread rewrites
 	 * <health_dir>/site_factor.json every 10 s (slurm_conf_examples/monitoring/README.md). NULL: no record. */
 	const char *plugin_type;
-	/* slurm.conf StateSaveLocation, for preempt/rlsched: the preemption history (the cap's memory) is loaded from
-	 * <state_dir>/rlsched_preemptions.json at create and rewritten there every 5 s and at destroy, so that the cap
-	 * survives a restart of slurmctld. NULL: kept in memory only. */
+	/* slurm.conf StateSaveLocation: what the flags ask to keep across restarts of slurmctld is loaded from there
+	 * at create and rewritten there every few seconds and at destroy. KEEP_PREEMPTIONS: the preemption history
+	 * (the cap's memory), <state_dir>/rlsched_preemptions.json, every 5 s. KEEP_RUN_TIMES: each user's ended jobs
+	 * as the predicted run times remember them (slurmctld forgets ended jobs after MinJobAge),
+	 * <state_dir>/rlsched_run_times.json, every 10 s. A damaged file is logged and renamed <file>.damaged; the
+	 * engine starts without it. NULL: kept in memory only. */
 	const char *state_dir;
 } rlsched_engine_options;
 

@@ -37,6 +37,12 @@ class RunTimePredictor {
   /// when its user has no completed job yet (-1 when it has no limit either: unknown).
   Seconds predict(const Job& job) const;
 
+  const RunTimePredictorOptions& options() const { return options_; }
+  /// What it remembers of each user's completed jobs (options().basis's values), the latest first.
+  const std::unordered_map<std::string, std::deque<double>>& history() const { return history_; }
+  /// Remembers `latest_first` for `user` in place of what it knew (the first options().history count).
+  void restore(const std::string& user, std::deque<double> latest_first);
+
  private:
   RunTimePredictorOptions options_;
   std::unordered_map<std::string, std::deque<double>> history_;  ///< per user, the latest first

@@ -60,12 +60,15 @@ Result<std::unique_ptr<Engine>> Engine::Create(EngineOptions options) {
         c.health_dir, health_record_name(e->options_.plugin_type), 10, [e] { return e->health_record(); },
         [e](const std::string& line) { e->log(RLSCHED_LOG_ERROR, line); });
   }
-  if (!engine->options_.state_dir.empty()) engine->keep_preemption_history(std::time(nullptr));
+  if (!engine->options_.state_dir.empty() && engine->options_.keep_preemptions)
+    engine->keep_preemption_history(std::time(nullptr));
+  if (!engine->options_.state_dir.empty() && engine->options_.keep_run_times) engine->keep_run_time_history();
   return engine;
 }
 
 Engine::~Engine() {
   history_writer_.reset();  // its last write: the history as slurmctld stops
+  run_times_writer_.reset();
   health_writer_.reset();
   {
     std::lock_guard<std::mutex> lock(thread_mutex_);

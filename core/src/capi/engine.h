@@ -39,8 +39,10 @@ struct EngineOptions {
   bool trust_any_file = false;
   PriorityWeights weights = PriorityWeights::Typical();
   std::string plugin_type;  ///< names the health record; empty: none
-  /// Where the preemption history is kept across restarts (capi/preemption_history.h); empty: memory only.
+  /// Where what the engine learns is kept across restarts; empty: memory only.
   std::string state_dir;
+  bool keep_preemptions = false;  ///< the preemption history (capi/preemption_history.h), in state_dir
+  bool keep_run_times = false;    ///< what ended jobs taught the predicted run times (capi/run_time_history.h)
 };
 
 class Engine {
@@ -128,6 +130,15 @@ class Engine {
   void retire(const Settings& old);
   /// Loads <state_dir>/rlsched_preemptions.json into history_ and starts its writer (capi/preempt.cpp).
   void keep_preemption_history(Seconds now);
+  /// Loads <state_dir>/rlsched_run_times.json into run_times_ and starts its writer (capi/state_files.cpp).
+  void keep_run_time_history();
+  /// Reads <state_dir>/<name>.json through `restore`, which takes the text and the path and returns the line to log
+  /// (or why the file is not a record). A file that cannot be read or restored is logged and counted, with
+  /// `otherwise` (what starts empty), and moved aside to <name>.json.damaged so the next write does not replace
+  /// what an admin may recover. No file: a first start, nothing logged.
+  void load_state(const std::string& name,
+                  const std::function<Result<std::string>(std::string_view text, const std::string& path)>& restore,
+                  const std::string& otherwise);
 
   const EngineOptions options_;
 
@@ -169,6 +180,7 @@ class Engine {
   HealthRecorder health_;
   std::unique_ptr<Scorer> slurm_order_;           // multifactor at slurm.conf's weights, with a health record only
   std::unique_ptr<HealthWriter> history_writer_;  // writes history_ to state_dir; stopped before the rest goes
+  std::unique_ptr<HealthWriter> run_times_writer_;  // writes run_times_ to state_dir; the same
   std::unique_ptr<HealthWriter> health_writer_;   // last member: its thread stops before the rest is destroyed
 };
 

@@ -3,11 +3,6 @@
 // and the engine keeps the preemption history the cap needs.
 #include "capi/engine.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "capi/preemption_history.h"
@@ -29,25 +24,19 @@ preemption::Candidate candidate_of(const rlsched_preempt_job& job) {
 }  // namespace
 
 void Engine::keep_preemption_history(Seconds now) {
-  const std::string path = fmt::format("{}/{}.json", options_.state_dir, kPreemptionHistoryName);
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto loaded = parse_preemption_history(text.str(), path);
-    if (loaded.ok()) {
-      loaded->prune(now, settings()->config.preemption.window);
-      log(RLSCHED_LOG_INFO,
-          fmt::format("preemption history {}: {} jobs preempted within the window", path, loaded->jobs()));
-      std::lock_guard<std::mutex> lock(history_mutex_);
-      history_ = std::move(*loaded);
-    } else {
-      log(RLSCHED_LOG_ERROR, loaded.status().message() + "; the preemption cap starts from no history");
-    }
-  } else if (errno != ENOENT) {
-    log(RLSCHED_LOG_ERROR,
-        fmt::format("{}: cannot read: {}; the preemption cap starts from no history", path, std::strerror(errno)));
-  }
+  load_state(
+      kPreemptionHistoryName,
+      [&](std::string_view text, const std::string& path) -> Result<std::string> {
+        auto loaded = parse_preemption_history(text, path);
+        if (!loaded.ok()) return loaded.status();
+        loaded->prune(now, settings()->config.preemption.window);
+        const std::string line =
+            fmt::format("preemption history {}: {} jobs preempted within the window", path, loaded->jobs());
+        std::lock_guard<std::mutex> lock(history_mutex_);
+        history_ = std::move(*loaded);
+        return line;
+      },
+      "the preemption cap starts from no history");
   history_writer_ = std::make_unique<HealthWriter>(
       options_.state_dir, kPreemptionHistoryName, 5,
       [this] {

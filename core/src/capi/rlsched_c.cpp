@@ -81,6 +81,8 @@ int rlsched_engine_create(const rlsched_engine_options* options, rlsched_engine*
     o.no_policy = options->flags & RLSCHED_ENGINE_NO_POLICY;
     o.no_reload_thread = options->flags & RLSCHED_ENGINE_NO_RELOAD_THREAD;
     o.trust_any_file = options->flags & RLSCHED_ENGINE_TRUST_ANY_FILE;
+    o.keep_preemptions = options->flags & RLSCHED_ENGINE_KEEP_PREEMPTIONS;
+    o.keep_run_times = options->flags & RLSCHED_ENGINE_KEEP_RUN_TIMES;
     if (options->plugin_type) o.plugin_type = options->plugin_type;
     if (options->state_dir) o.state_dir = options->state_dir;
     const double w[] = {options->weight_age, options->weight_fairshare, options->weight_job_size,
