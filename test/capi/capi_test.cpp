@@ -217,6 +217,14 @@ std::vector<rlsched_job> two_users_jobs(int64_t now) {
   return jobs;
 }
 
+/// The engine's scores of `jobs` in one batch at `now`.
+std::vector<double> batch_scores(rlsched_engine* engine, const CCluster& c, int64_t now,
+                                 const std::vector<rlsched_job>& jobs) {
+  std::vector<double> scores(jobs.size());
+  REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) == RLSCHED_OK);
+  return scores;
+}
+
 TEST_CASE("with run_time: predicted the policy sees the run time a user's ended jobs predict", "[capi][predicted]") {
   PrivateDir dir;
   LogLines log;
@@ -234,12 +242,7 @@ TEST_CASE("with run_time: predicted the policy sees the run time a user's ended 
   CCluster c;
   const int64_t now = 1'700'000'000;
   std::vector<rlsched_job> jobs = two_users_jobs(now);
-  auto scores_of = [&](rlsched_engine* engine) {
-    std::vector<double> scores(jobs.size());
-    REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) ==
-            RLSCHED_OK);
-    return scores;
-  };
+  auto scores_of = [&](rlsched_engine* engine) { return batch_scores(engine, c, now, jobs); };
   CHECK(scores_of(predicted.engine) == std::vector<double>{-3600, -1800});  // no job has ended: the limits
 
   // User 7's job 50 ran 600 s of its 6000: 10%. Job 51 never started, job 52's end is before its start: skipped.
@@ -291,12 +294,7 @@ TEST_CASE("what ended jobs taught the predicted run times survives a restart in 
   CCluster c;
   const int64_t now = 1'700'000'000;
   std::vector<rlsched_job> jobs = two_users_jobs(now);
-  auto scores_of = [&](rlsched_engine* engine) {
-    std::vector<double> scores(jobs.size());
-    REQUIRE(rlsched_score_batch(engine, now, &c.cluster, jobs.data(), jobs.size(), scores.data(), nullptr) ==
-            RLSCHED_OK);
-    return scores;
-  };
+  auto scores_of = [&](rlsched_engine* engine) { return batch_scores(engine, c, now, jobs); };
   {
     Engine first;
     REQUIRE(rlsched_engine_create(&o, &first.engine) == RLSCHED_OK);
