@@ -4,7 +4,8 @@
 //  - a heuristic fallback (multifactor), as when no model is configured or it failed to load;
 // plus rlsched_score_one (site_factor_p_set at submit) and rlsched_submit_map (job_submit, 10,000 queued jobs); and
 // with run_time: predicted, the batch on predicted run times and the cycle's rlsched_jobs_ended on the 5,000 ended
-// jobs slurmctld keeps (all known already, as in the steady state).
+// jobs slurmctld keeps (all known already, as in the steady state); and what the run-time history's writer holds
+// the lock that scoring takes for (copying the history) against rendering it (which it now does after releasing it).
 // Target: the batch well under 10 ms (ARCHITECTURE.md: under 5 ms). Run the Release build:
 // `build/release/bench/capi_bench`.
 #include <benchmark/benchmark.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/run_time_history.h"
 #include "rlsched/rlsched.h"
 
 extern "C" int rlsched_test_write_model(const char* path, unsigned seed);
@@ -153,6 +156,28 @@ void BM_JobsEnded5k_Known(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(f.ended.size()));
   rlsched_engine_destroy(e);
 }
+// A large site's run-time history: 5,000 users with 8 ended jobs each, and the 10,000 ended jobs slurmctld keeps
+// (MaxJobCount's default).
+struct LargeHistory {
+  rlsched::RunTimePredictor predictor;
+  rlsched::capi::HeardJobs heard;
+  LargeHistory() {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> ran(1, 3600);
+    for (int user = 0; user < 5000; ++user)
+      for (int k = 0; k < 8; ++k) predictor.record(std::to_string(10000 + user), 3600, ran(rng));
+    for (std::uint32_t job = 0; job < 10000; ++job) heard[1'000'000 + job] = 1'700'000'000 + job;
+  }
+};
+void BM_RunTimeHistory_CopyUnderLock(benchmark::State& state) {
+  const LargeHistory h;
+  for (auto _ : state) benchmark::DoNotOptimize(rlsched::capi::run_time_history_of(h.predictor, h.heard));
+}
+void BM_RunTimeHistory_Render(benchmark::State& state) {
+  const LargeHistory h;
+  const rlsched::capi::RunTimeHistory copy = rlsched::capi::run_time_history_of(h.predictor, h.heard);
+  for (auto _ : state) benchmark::DoNotOptimize(rlsched::capi::run_time_history_json(copy));
+}
 void BM_ScoreBatch10k_Multifactor(benchmark::State& state) {
   run_batch(state, fixture().engine("mode: enforce\nfallback: multifactor\n"));
 }
@@ -196,6 +221,8 @@ void BM_SubmitMap_10kQueue(benchmark::State& state) {
 BENCHMARK(BM_ScoreBatch10k_Model)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_ModelPredicted)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_JobsEnded5k_Known)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RunTimeHistory_CopyUnderLock)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RunTimeHistory_Render)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Multifactor)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_Fcfs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScoreBatch10k_FcfsPredicted)->Unit(benchmark::kMillisecond);

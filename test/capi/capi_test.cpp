@@ -2,7 +2,10 @@
 // fallbacks, hot reload, refusals, counters, and the job_submit mapping.
 #include "rlsched/rlsched.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -321,6 +324,41 @@ TEST_CASE("what ended jobs taught the predicted run times survives a restart in 
     REQUIRE(rlsched_jobs_ended(second.engine, kept.data(), kept.size(), &fresh) == RLSCHED_OK);
     CHECK(fresh == 1);
     CHECK(scores_of(second.engine) == std::vector<double>{-360, -540});  // user 8: (50% + 10%) / 2 of 1800
+  }
+  SECTION("the file is replaced only when what it holds changes: a job heard, or one Slurm has forgotten") {
+    const auto inode = [&] {
+      struct stat st {};
+      return ::stat(file.c_str(), &st) == 0 ? st.st_ino : ino_t{0};
+    };
+    const auto started = [&](Engine& e) {  // created, and its writer's first write (at once) done
+      const ino_t before = inode();
+      REQUIRE(rlsched_engine_create(&o, &e.engine) == RLSCHED_OK);
+      for (int i = 0; i < 500 && inode() == before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      REQUIRE(inode() != before);
+      return inode();
+    };
+    const std::string written = read_file(file);
+    const std::vector<rlsched_ended_job> same = {{50, 7, 6000, now - 5000, now - 4400, 0},
+                                                 {53, 8, 1000, now - 2000, now - 1000, 500}};
+    Engine second;
+    const ino_t first = started(second);
+    std::size_t fresh = 99;
+    REQUIRE(rlsched_jobs_ended(second.engine, same.data(), same.size(), &fresh) == RLSCHED_OK);
+    CHECK(fresh == 0);
+    rlsched_engine_destroy(second.engine);  // the last write: nothing changed, nothing written
+    second.engine = nullptr;
+    CHECK(inode() == first);
+    CHECK(read_file(file) == written);
+
+    Engine third;
+    started(third);
+    REQUIRE(rlsched_jobs_ended(third.engine, same.data() + 1, 1, &fresh) == RLSCHED_OK);  // job 50 forgotten
+    CHECK(fresh == 0);
+    rlsched_engine_destroy(third.engine);
+    third.engine = nullptr;
+    CHECK(read_file(file) ==
+          "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [0.1], \"8\": [0.5]}, "
+          "\"heard\": [[53, 1699999000]]}\n");
   }
   SECTION("an engine not asked to keep them starts from nothing, and leaves the file alone") {
     o.flags &= ~static_cast<uint32_t>(RLSCHED_ENGINE_KEEP_RUN_TIMES);

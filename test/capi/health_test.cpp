@@ -1,9 +1,15 @@
 // The plugins' health record (core/src/capi/health.h): written by the engine's own thread into health_dir, read
 // back here as rlsched-exporter reads it.
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -116,6 +122,64 @@ TEST_CASE("a health record is replaced whole, and a folder that cannot be writte
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.message().find(dir.file("nope") + "/.preempt.json.tmp: cannot write the health record") == 0);
   CHECK(capi::health_record_name("job_submit/rlsched") == "job_submit");
+}
+
+TEST_CASE("the writer does not replace a file with the text it already holds", "[capi][health]") {
+  PrivateDir dir;
+  const std::string file = dir.file("state.json");
+  std::mutex mutex;
+  std::string text = "{\"n\": 1}\n";
+  int renders = 0;
+  std::vector<std::string> errors;
+  const auto inode = [&] {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 ? st.st_ino : ino_t{0};
+  };
+  const auto wait_for_renders = [&](int n) {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (renders >= n) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL("the writer did not render");
+  };
+  auto writer = std::make_unique<capi::HealthWriter>(
+      dir.path(), "state", 3600,
+      [&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++renders;
+        return text;
+      },
+      [&](const std::string& line) {
+        std::lock_guard<std::mutex> lock(mutex);
+        errors.push_back(line);
+      });
+  wait_for_renders(1);  // the first write, at once
+  const ino_t first = inode();
+  REQUIRE(first != 0);
+
+  SECTION("unchanged at the last write: the same file, not a new one renamed over it") {
+    writer.reset();
+    CHECK(renders == 2);
+    CHECK(inode() == first);
+  }
+  SECTION("changed: replaced") {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      text = "{\"n\": 2}\n";
+    }
+    writer.reset();
+    CHECK(inode() != first);
+    CHECK(testing::read_file(file) == "{\"n\": 2}\n");
+  }
+  SECTION("unchanged but removed meanwhile: written again") {
+    std::filesystem::remove(file);
+    writer.reset();
+    CHECK(testing::read_file(file) == "{\"n\": 1}\n");
+  }
+  CHECK(errors.empty());
 }
 
 }  // namespace rlsched

@@ -153,6 +153,7 @@ class Engine {
   std::mutex ended_mutex_;  // guards ended_known_ and run_times_
   std::unordered_map<std::uint32_t, Seconds> ended_known_;  // the last call's ended jobs: id -> end time
   PredictedRunTimes run_times_;                             // fed by jobs_ended whatever run_time says
+  std::atomic<std::uint64_t> ended_version_{0};             // bumped under ended_mutex_ whenever the two above change
   std::mutex batch_mutex_;  // guards sorted_ (the last batch, ranked against by score_one)
   std::vector<double> sorted_;
 

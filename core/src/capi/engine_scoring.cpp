@@ -68,6 +68,8 @@ Status Engine::jobs_ended(const rlsched_ended_job* jobs, std::size_t n, std::siz
     const Seconds ran = std::max<Seconds>(0, j->end_time - j->start_time - std::max<Seconds>(0, j->suspended));
     run_times_.ended(std::to_string(j->user_id), std::max<Seconds>(0, j->time_limit), ran);
   }
+  // A changed set either holds a job not heard before (fresh) or has lost some (Slurm forgot them).
+  if (!heard.empty() || known.size() != ended_known_.size()) ended_version_.fetch_add(1, std::memory_order_release);
   ended_known_ = std::move(known);
   fresh = heard.size();
   ended_jobs_.fetch_add(fresh, std::memory_order_relaxed);

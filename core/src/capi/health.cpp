@@ -148,8 +148,16 @@ HealthWriter::~HealthWriter() {
 void HealthWriter::write_once() {
   std::string error;
   try {
-    const Status st = write_health_record(dir_, name_, render_());
-    if (!st.ok()) error = st.message();
+    std::string text = render_();
+    // The same text as the last write, and the file still there: nothing to replace (a state file that has not
+    // changed is not rewritten every few seconds).
+    if (text == written_ && ::access(fmt::format("{}/{}.json", dir_, name_).c_str(), F_OK) == 0) return;
+    const Status st = write_health_record(dir_, name_, text);
+    if (st.ok()) {
+      written_ = std::move(text);
+    } else {
+      error = st.message();
+    }
   } catch (const std::exception& e) {
     error = std::string("health record: ") + e.what();
   } catch (...) {

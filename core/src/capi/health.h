@@ -66,8 +66,8 @@ Status write_health_record(const std::string& dir, const std::string& name, cons
 /// "site_factor/rlsched" -> "site_factor": the record's file name for a plugin type.
 std::string health_record_name(const std::string& plugin_type);
 
-/// A thread that writes render() every `interval` seconds, and once more when it stops. A failed write is logged
-/// once per distinct error.
+/// A thread that writes render() every `interval` seconds, and once more when it stops, unless it is the text it
+/// last wrote and the file is still there. A failed write is logged once per distinct error.
 class HealthWriter {
  public:
   HealthWriter(std::string dir, std::string name, Seconds interval, std::function<std::string()> render,
@@ -85,6 +85,7 @@ class HealthWriter {
   const std::function<std::string()> render_;
   const std::function<void(const std::string&)> log_;
   std::string last_error_;
+  std::string written_;  // the text of the last successful write
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -19,17 +19,20 @@ const char* basis_name(RunTimeBasis basis) {
 
 }  // namespace
 
-std::string run_time_history_json(const RunTimePredictor& predictor, const HeardJobs& heard) {
-  const std::map<std::string, std::deque<double>> users(predictor.history().begin(), predictor.history().end());
-  std::string out =
-      fmt::format("{{\"schema\": 1, \"basis\": \"{}\", \"users\": {{", basis_name(predictor.options().basis));
+RunTimeHistory run_time_history_of(const RunTimePredictor& predictor, const HeardJobs& heard) {
+  return {predictor.options().basis, predictor.history(), heard};
+}
+
+std::string run_time_history_json(const RunTimeHistory& history) {
+  const std::map<std::string, std::deque<double>> users(history.users.begin(), history.users.end());
+  std::string out = fmt::format("{{\"schema\": 1, \"basis\": \"{}\", \"users\": {{", basis_name(history.basis));
   bool first = true;
   for (const auto& [user, values] : users) {
     if (values.empty()) continue;
     out += fmt::format("{}{}: [{}]", first ? "" : ", ", nlohmann::json(user).dump(), fmt::join(values, ", "));
     first = false;
   }
-  const std::map<std::uint32_t, Seconds> ends(heard.begin(), heard.end());
+  const std::map<std::uint32_t, Seconds> ends(history.heard.begin(), history.heard.end());
   out += "}, \"heard\": [";
   first = true;
   for (const auto& [job, end] : ends) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,10 +23,21 @@ inline constexpr const char* kRunTimeHistoryName = "rlsched_run_times";
 /// taught, so that a restarted slurmctld, which still keeps them, does not teach them twice.
 using HeardJobs = std::unordered_map<std::uint32_t, Seconds>;
 
+/// What the file holds, copied out of the engine under its lock so that rendering it holds no lock that slurmctld's
+/// scoring calls wait for.
+struct RunTimeHistory {
+  RunTimeBasis basis = RunTimeBasis::kLimitShare;
+  std::unordered_map<std::string, std::deque<double>> users;  ///< RunTimePredictor::history()
+  HeardJobs heard;
+};
+
+/// The copy (cheap next to rendering it: no formatting, no sorting).
+RunTimeHistory run_time_history_of(const RunTimePredictor& predictor, const HeardJobs& heard);
+
 /// {"schema": 1, "basis": "limit_share", "users": {"<uid>": [latest, ...], ...}, "heard": [[job_id, end], ...]},
 /// sorted: each user's values as RunTimePredictor remembers them (shares of their time limits used, in [0, 1]),
 /// the latest first.
-std::string run_time_history_json(const RunTimePredictor& predictor, const HeardJobs& heard);
+std::string run_time_history_json(const RunTimeHistory& history);
 
 /// Reads run_time_history_json's output into `into` and `heard`, only when the whole record is valid. `name` is the
 /// file as errors name it. \return the users read, or InvalidInput naming the file and what is wrong (the line of

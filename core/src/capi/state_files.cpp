@@ -49,15 +49,25 @@ void Engine::keep_run_time_history() {
         std::lock_guard<std::mutex> lock(ended_mutex_);
         Result<std::size_t> users = restore_run_time_history(text, path, run_times_.predictor(), ended_known_);
         if (!users.ok()) return users.status();
+        ended_version_.fetch_add(1, std::memory_order_release);
         return fmt::format("run-time history {}: the ended jobs of {} user{}, {} still kept by Slurm", path, *users,
                            *users == 1 ? "" : "s", ended_known_.size());
       },
       "predicted run times start from no history");
   run_times_writer_ = std::make_unique<HealthWriter>(
       options_.state_dir, kRunTimeHistoryName, 10,
-      [this] {
-        std::lock_guard<std::mutex> lock(ended_mutex_);
-        return run_time_history_json(run_times_.predictor(), ended_known_);
+      [this, rendered = std::string(), version = std::uint64_t{0}]() mutable {
+        // Nothing heard and nothing forgotten since the last render: the same text, which the writer does not write
+        // again. Otherwise a copy under the lock that scoring takes, rendered after it is released.
+        if (!rendered.empty() && ended_version_.load(std::memory_order_acquire) == version) return rendered;
+        RunTimeHistory copy;
+        {
+          std::lock_guard<std::mutex> lock(ended_mutex_);
+          copy = run_time_history_of(run_times_.predictor(), ended_known_);
+          version = ended_version_.load(std::memory_order_relaxed);
+        }
+        rendered = run_time_history_json(copy);
+        return rendered;
       },
       [this](const std::string& line) { log(RLSCHED_LOG_ERROR, line); });
 }
