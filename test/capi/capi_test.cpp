@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "capi/engine.h"
@@ -398,6 +400,78 @@ TEST_CASE("what ended jobs taught the predicted run times survives a restart in 
     REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
     CHECK(log.count(file + ": not JSON: ") == 1);
     CHECK(log.count("line 2") == 1);
+  }
+}
+
+TEST_CASE("rlsched explain and estimate read the plugin's run-time history and never write it", "[capi][predicted]") {
+  PrivateDir dir;
+  const int64_t now = 1'700'000'000;
+  const std::string file = dir.file("rlsched_run_times.json");
+  const std::string kept =
+      "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [0.1], \"8\": [0.5]}, "
+      "\"heard\": [[50, 1699995600]]}\n";
+  std::vector<std::pair<int, std::string>> lines;
+  capi::EngineOptions o;
+  o.config_path = dir.write("rlsched.yaml", "mode: enforce\nfallback: sjf\nrun_time: predicted\n");
+  o.no_reload_thread = true;
+  o.log = [&](int level, const std::string& line) { lines.emplace_back(level, line); };
+  o.state_dir = dir.path();
+  o.keep_run_times = true;
+  o.state_read_only = true;
+  const auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+
+  SECTION("what the plugin kept predicts, then the ended jobs Slurm keeps; the file is left as it was") {
+    dir.write("rlsched_run_times.json", kept);
+    {
+      Result<std::unique_ptr<capi::Engine>> engine = capi::Engine::Create(o);
+      REQUIRE(engine.ok());
+      capi::Engine& e = **engine;
+      CHECK(e.predicted_run_time(7, 6000) == 600);
+      CHECK(e.predicted_run_time(8, 1800) == 900);
+      CHECK(e.predicted_run_time(9, 1200) == 1200);  // no history: the limit
+      CHECK(e.predicted_run_time(9, 0) == -1);       // nor a limit: unknown
+      // Job 50 was heard by the plugin already; job 54 (user 8, 100 s of 1000) is new.
+      const std::vector<rlsched_ended_job> ended = {{50, 7, 6000, now - 5000, now - 4400, 0},
+                                                    {54, 8, 1000, now - 900, now - 800, 0}};
+      std::size_t fresh = 0;
+      REQUIRE(e.jobs_ended(ended.data(), ended.size(), fresh).ok());
+      CHECK(fresh == 1);
+      CHECK(e.predicted_run_time(7, 6000) == 600);
+      CHECK(e.predicted_run_time(8, 1800) == 540);  // (50% + 10%) / 2 of 1800
+    }
+    CHECK(read_file(file) == kept);
+    CHECK(files() == std::vector<std::string>{"rlsched.yaml", "rlsched_run_times.json"});
+  }
+  SECTION("a damaged file is named and left in place for the plugin; the limits serve") {
+    const std::string damaged = "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [2]}, \"heard\": []}\n";
+    dir.write("rlsched_run_times.json", damaged);
+    {
+      Result<std::unique_ptr<capi::Engine>> engine = capi::Engine::Create(o);
+      REQUIRE(engine.ok());
+      CHECK((*engine)->predicted_run_time(7, 6000) == 6000);
+    }
+    CHECK(std::count(lines.begin(), lines.end(),
+                     std::make_pair(int{RLSCHED_LOG_ERROR},
+                                    file + ": not an rlsched run-time history: users[\"7\"][0] is not a number in "
+                                           "[0, 1]; predicted run times start from no history")) == 1);
+    CHECK(read_file(file) == damaged);
+    CHECK(files() == std::vector<std::string>{"rlsched.yaml", "rlsched_run_times.json"});
+  }
+  SECTION("no file (a cluster without site_factor/rlsched): the ended jobs Slurm keeps, and nothing written") {
+    {
+      Result<std::unique_ptr<capi::Engine>> engine = capi::Engine::Create(o);
+      REQUIRE(engine.ok());
+      const std::vector<rlsched_ended_job> ended = {{54, 8, 1000, now - 900, now - 800, 0}};
+      std::size_t fresh = 0;
+      REQUIRE((*engine)->jobs_ended(ended.data(), ended.size(), fresh).ok());
+      CHECK((*engine)->predicted_run_time(8, 1800) == 180);
+    }
+    CHECK(files() == std::vector<std::string>{"rlsched.yaml"});
   }
 }
 

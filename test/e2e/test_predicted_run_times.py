@@ -9,13 +9,15 @@ minutes, must be scored at the next cycle at about a second's share of 10 minute
 model of feature schema v2 that scores the predicted run time it is shown (predicted_log, write_test_model
 --predicted) replaces the fallback, still under `run_time: limit`: the plugin must pass it ended jobs again, and it
 must score the job on its prediction, beside a limit it leaves as it is; and score it the same after slurmctld
-restarts, from what it kept in StateSaveLocation, without learning again from the ended jobs Slurm still keeps. The
+restarts, from what it kept in StateSaveLocation, without learning again from the ended jobs Slurm still keeps; and
+`rlsched explain` must show it that score, from the same file (read, never written) and the same kept jobs. The
 exact figures, job by job, are the C ABI parity test's (test/capi/feature_parity_test.cpp). About five minutes:
 decay cycles come once a minute (PriorityCalcPeriod=1, Slurm's least). Fails, never skips, without the plugins.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -42,7 +44,7 @@ def scores_of(lab: Lab, since: int, job: int, pattern: str) -> list[float]:
 
 
 def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, write_test_model: Path,
-                                                                      tmp_path: Path) -> None:
+                                                                      rlsched_cli: Path, tmp_path: Path) -> None:
     assert lab.log_lines(r"site_factor/rlsched: loaded, mode enforce, scoring with sjf, .*, run_time: predicted"), \
         lab.log_tails("slurmctld")
     since = lab.log_size()
@@ -95,4 +97,13 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, 
     assert after[0] == pytest.approx(on_model[-1]), (after, on_model, lab.log_tails("slurmctld"))
     assert not lab.log_lines_since(since, r"site_factor/rlsched: heard of [1-9]\d* ended jobs"), \
         "the restarted plugin learned again from jobs it had heard of"
+    # `rlsched explain` shows the job as the plugin scores it: the same history, read and left as it is, and the same
+    # ended jobs slurmctld keeps.
+    kept = history.read_bytes()
+    cp = lab.run(str(rlsched_cli), "explain", str(queued), "--json", "--config", str(ph.config_path(lab)),
+                 check=False, timeout=60)
+    assert cp.returncode == 0 and not cp.stderr.strip(), cp.stderr
+    site = json.loads(cp.stdout)["site"]
+    assert site["score"] == pytest.approx(after[0]), (site, after)
+    assert history.read_bytes() == kept
     lab.run("scancel", str(queued), str(blocker))

@@ -37,13 +37,15 @@ class PredictedRunTimes {
   /// time limit as it is (the limit itself while `user` has no ended job).
   void annotate(const std::string& user, PendingJob& job) const;
 
+  /// The run time `user`'s ended jobs predict for a job under `time_limit` (0: none): at least 1 s, at most the
+  /// limit; the limit while `user` has none (-1 without a limit either).
+  Seconds predict(const std::string& user, Seconds time_limit) const;
+
   /// What it has learned, to keep across restarts (the plugin's engine: capi/run_time_history.h).
   const RunTimePredictor& predictor() const { return predictor_; }
   RunTimePredictor& predictor() { return predictor_; }
 
  private:
-  Seconds predict(const std::string& user, Seconds time_limit) const;
-
   RunTimePredictor predictor_;
 };
 

@@ -43,6 +43,9 @@ struct EngineOptions {
   std::string state_dir;
   bool keep_preemptions = false;  ///< the preemption history (capi/preemption_history.h), in state_dir
   bool keep_run_times = false;    ///< what ended jobs taught the predicted run times (capi/run_time_history.h)
+  /// Reads what is kept in state_dir but never writes it, nor sets a damaged file aside: rlsched explain and
+  /// estimate, beside the slurmctld whose plugin owns the files.
+  bool state_read_only = false;
 };
 
 class Engine {
@@ -65,6 +68,10 @@ class Engine {
   /// its predicted run time for its limit, as score_batch and score_one show it; unchanged otherwise. For `rlsched
   /// explain`, which scores with policy() itself.
   void show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pending);
+  /// The run time the ended jobs heard (and the kept history) predict for a job of `user_id` under `time_limit`:
+  /// at least 1 s and at most the limit; the limit while the user has none (-1 without a limit). What rlsched
+  /// estimate runs jobs for, whatever run_time says.
+  Seconds predicted_run_time(std::uint32_t user_id, Seconds time_limit);
   Status submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
                     const rlsched_submit& job, rlsched_submit_result& out);
 

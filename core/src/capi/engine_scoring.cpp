@@ -80,6 +80,11 @@ void Engine::show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pe
   predict_run_times(*settings(), jobs, pending);
 }
 
+Seconds Engine::predicted_run_time(std::uint32_t user_id, Seconds time_limit) {
+  std::lock_guard<std::mutex> lock(ended_mutex_);
+  return run_times_.predict(std::to_string(user_id), time_limit);
+}
+
 void Engine::predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending) {
   if (!s.reads_ended_jobs()) return;
   const bool replace = s.config.run_time == RunTimeView::kPredicted;

@@ -37,6 +37,7 @@ void Engine::keep_preemption_history(Seconds now) {
         return line;
       },
       "the preemption cap starts from no history");
+  if (options_.state_read_only) return;
   history_writer_ = std::make_unique<HealthWriter>(
       options_.state_dir, kPreemptionHistoryName, 5,
       [this] {

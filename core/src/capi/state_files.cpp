@@ -31,8 +31,14 @@ void Engine::load_state(const std::string& name,
     problem = restored.status().message();
   } else if (errno == ENOENT) {
     return;
+  } else if (errno == EACCES && options_.state_read_only) {
+    return;  // a user's rlsched explain where only SlurmUser may read: the ended jobs Slurm keeps serve
   } else {
     problem = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
+  }
+  if (options_.state_read_only) {  // the file belongs to slurmctld's plugin: say so, leave it
+    log(RLSCHED_LOG_ERROR, fmt::format("{}; {}", problem, otherwise));
+    return;
   }
   errors_.fetch_add(1, std::memory_order_relaxed);
   std::error_code moved;
@@ -54,6 +60,7 @@ void Engine::keep_run_time_history() {
                            *users == 1 ? "" : "s", ended_known_.size());
       },
       "predicted run times start from no history");
+  if (options_.state_read_only) return;
   run_times_writer_ = std::make_unique<HealthWriter>(
       options_.state_dir, kRunTimeHistoryName, 10,
       [this, rendered = std::string(), version = std::uint64_t{0}]() mutable {

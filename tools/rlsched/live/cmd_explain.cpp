@@ -84,14 +84,8 @@ json site_attribution(const live::LiveInputs& in, const LiveJob& job) {
     views.push_back(capi::to_pending_job(queue[i], live.cluster, config, live.now, batch, capi::class_of(config, queue[i])));
     if (&live.jobs[pending_of[i]] == &job) self = i;
   }
-  // Shown as site_factor/rlsched shows them: under run_time: predicted, with the run times the ended jobs slurmctld
-  // keeps predict.
-  std::vector<rlsched_ended_job> ended;
-  for (const LiveJob& j : live.jobs)
-    if (j.phase == JobPhase::kFinished) ended.push_back({j.c.job_id, j.c.user_id, j.c.time_limit, j.start, j.end, 0});
-  std::size_t heard = 0;
-  // It fails only for a NULL list or over 10^7 jobs: neither here.
-  static_cast<void>(in.engine->jobs_ended(ended.data(), ended.size(), heard));
+  // Shown as site_factor/rlsched shows them: under run_time: predicted, with the run times its history and the
+  // ended jobs slurmctld keeps predict (load_live).
   in.engine->show_run_times(queue.data(), views);
   const attribution::Attribution a = attribution::explain(
       *in.engine->policy(), batch.state.context(live.now, static_cast<int>(views.size())), views, self);

@@ -222,6 +222,7 @@ Result<std::unique_ptr<LiveCluster>> LiveCluster::load(const std::string& slurm_
   live->weight_job_size = conf.msg->priority_weight_js;
   live->weight_partition = conf.msg->priority_weight_part;
   live->weight_qos = conf.msg->priority_weight_qos;
+  if (conf.msg->state_save_location) live->state_save_location = conf.msg->state_save_location;
   Freed<partition_info_msg_t> parts{nullptr, slurm_free_partition_info_msg};
   if (slurm_load_partitions(0, &parts.msg, SHOW_ALL) != SLURM_SUCCESS) return unreachable("slurm_load_partitions");
   // SHOW_DETAIL: without it libslurm 22.05 leaves gres_used empty.

@@ -69,6 +69,8 @@ class LiveCluster {
   rlsched_cluster cluster{};
   /// slurm.conf's PriorityWeight* (what the factors are normalised by).
   double weight_age = 0, weight_fairshare = 0, weight_job_size = 0, weight_partition = 0, weight_qos = 0;
+  /// slurm.conf's StateSaveLocation, where site_factor/rlsched keeps what ended jobs taught it ("" when unset).
+  std::string state_save_location;
 
   const LiveJob* find(JobId id) const;
   /// Index of partition `name` in cluster.partitions, or -1.

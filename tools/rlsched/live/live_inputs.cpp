@@ -10,7 +10,6 @@
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/pending_reason.h"
 #include "rlsched/preemption.h"
-#include "rlsched/run_time_prediction.h"
 #include "text/type_set.h"
 
 namespace rlsched::cli::live {
@@ -45,9 +44,19 @@ Result<LiveInputs> load_live(const LiveOptions& options) {
   engine.log = [](int level, const std::string& line) {  // the config's summary is not news to the user
     if (level == RLSCHED_LOG_ERROR) fmt::print(stderr, "rlsched: {}\n", line);
   };
+  // Run times predicted as site_factor/rlsched predicts them: from what it kept of the ended jobs slurmctld has
+  // forgotten (read, never written), then the ended jobs slurmctld still keeps, heard as the plugin hears them.
+  engine.state_dir = in.live->state_save_location;
+  engine.keep_run_times = !engine.state_dir.empty();
+  engine.state_read_only = true;
   Result<std::unique_ptr<capi::Engine>> made = capi::Engine::Create(std::move(engine));
   if (!made.ok()) return made.status();
   in.engine = std::move(*made);
+  std::vector<rlsched_ended_job> ended;
+  for (const LiveJob& j : in.live->jobs)
+    if (j.phase == JobPhase::kFinished) ended.push_back({j.c.job_id, j.c.user_id, j.c.time_limit, j.start, j.end, 0});
+  std::size_t heard = 0;
+  if (const Status st = in.engine->jobs_ended(ended.data(), ended.size(), heard); !st.ok()) return st;
   rlsched_engine_info info{};
   in.engine->info(info);
   in.policy_name = info.scorer ? info.scorer : "";
@@ -96,19 +105,12 @@ sim::Snapshot snapshot_of(const LiveInputs& in) {
   const LiveCluster& live = *in.live;
   std::unordered_map<std::string, int> node_index;
   for (std::size_t n = 0; n < in.cluster.nodes.size(); ++n) node_index.emplace(in.cluster.nodes[n].name, int(n));
-  // Run times as predicted from each user's last completed jobs that slurmctld still holds (MinJobAge).
-  RunTimePredictor predictor;
-  std::vector<const LiveJob*> ended;
-  for (const LiveJob& j : live.jobs)
-    if (j.state == "COMPLETED" && j.start > 0 && j.end > j.start) ended.push_back(&j);
-  std::sort(ended.begin(), ended.end(), [](const LiveJob* a, const LiveJob* b) { return a->end < b->end; });
-  for (const LiveJob* j : ended) predictor.record(j->user, j->c.time_limit, j->end - j->start);
   sim::Snapshot snap;
   snap.now = live.now;
   for (const LiveJob& j : live.jobs) {
     if (j.phase == JobPhase::kFinished) continue;
     Job job = job_of(j, live, in.engine->config());
-    job.run_time = predictor.predict(job);
+    job.run_time = in.engine->predicted_run_time(j.c.user_id, job.time_limit);  // as site_factor/rlsched predicts
     if (j.phase == JobPhase::kPending) {
       // A held job, or one waiting for a limit or a dependency, starts when that is lifted: not in the forecast.
       if (pending_reason::forecast_models(j.reason)) snap.pending.push_back({std::move(job), std::min(j.eligible, live.now)});
