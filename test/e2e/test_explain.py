@@ -193,6 +193,12 @@ def test_the_estimate_uses_the_users_run_times_and_beats_squeue_start(lab: Lab, 
     # way Slurm gives it a start and rlsched must estimate one.
     assert x["reason"]["code"] in ("Resources", "Priority") and x["rlsched_estimate"]["available"], json.dumps(x)
     rlsched_start = x["rlsched_estimate"]["start"]
+    # Its own run time as rlsched takes it: the history's 5 to 8 s of 2 minutes, of its 5-minute limit.
+    run_time = x["run_time"]
+    assert run_time["limit"] == 300 and run_time["ended_jobs"] >= 2 and 10 <= run_time["predicted"] <= 20, run_time
+    text = rlsched(lab, rlsched_cli, "explain", str(waiting)).stdout
+    assert re.search(r"\n  run time: about \d+s of its 5m limit \([\d.]+%: the share its user's last \d+ ended jobs "
+                     r"used\)\n", text), text
 
     info = lab.wait_job_state(waiting, {"RUNNING", "COMPLETED"}, timeout=60)
     real = int(datetime.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S").timestamp())

@@ -103,7 +103,11 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, 
     cp = lab.run(str(rlsched_cli), "explain", str(queued), "--json", "--config", str(ph.config_path(lab)),
                  check=False, timeout=60)
     assert cp.returncode == 0 and not cp.stderr.strip(), cp.stderr
-    site = json.loads(cp.stdout)["site"]
-    assert site["score"] == pytest.approx(after[0]), (site, after)
+    x = json.loads(cp.stdout)
+    assert x["site"]["score"] == pytest.approx(after[0]), (x["site"], after)
+    # The run time it shows: root's ended jobs (the two above, and any the lab ran at its start) ran a few seconds of
+    # their limits; the job asks for 20 minutes.
+    assert x["run_time"]["limit"] == LIMIT_S and x["run_time"]["ended_jobs"] >= 2, x["run_time"]
+    assert 1 <= x["run_time"]["predicted"] <= 12, x["run_time"]
     assert history.read_bytes() == kept
     lab.run("scancel", str(queued), str(blocker))

@@ -70,8 +70,9 @@ class Engine {
   void show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pending);
   /// The run time the ended jobs heard (and the kept history) predict for a job of `user_id` under `time_limit`:
   /// at least 1 s and at most the limit; the limit while the user has none (-1 without a limit). What rlsched
-  /// estimate runs jobs for, whatever run_time says.
-  Seconds predicted_run_time(std::uint32_t user_id, Seconds time_limit);
+  /// estimate runs jobs for, whatever run_time says. `ended_jobs`, when given, is set to how many of the user's
+  /// ended jobs the prediction averages (0: none, the limit serves).
+  Seconds predicted_run_time(std::uint32_t user_id, Seconds time_limit, std::size_t* ended_jobs = nullptr);
   Status submit_map(Seconds now, const rlsched_cluster& cluster, const rlsched_job* queue, std::size_t n_queue,
                     const rlsched_submit& job, rlsched_submit_result& out);
 

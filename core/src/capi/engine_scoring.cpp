@@ -80,9 +80,15 @@ void Engine::show_run_times(const rlsched_job* jobs, std::vector<PendingJob>& pe
   predict_run_times(*settings(), jobs, pending);
 }
 
-Seconds Engine::predicted_run_time(std::uint32_t user_id, Seconds time_limit) {
+Seconds Engine::predicted_run_time(std::uint32_t user_id, Seconds time_limit, std::size_t* ended_jobs) {
+  const std::string user = std::to_string(user_id);
   std::lock_guard<std::mutex> lock(ended_mutex_);
-  return run_times_.predict(std::to_string(user_id), time_limit);
+  if (ended_jobs) {
+    const auto& history = run_times_.predictor().history();
+    const auto it = history.find(user);
+    *ended_jobs = it == history.end() ? 0 : it->second.size();
+  }
+  return run_times_.predict(user, time_limit);
 }
 
 void Engine::predict_run_times(const Settings& s, const rlsched_job* jobs, std::vector<PendingJob>& pending) {

@@ -95,6 +95,16 @@ json site_attribution(const live::LiveInputs& in, const LiveJob& job) {
   return {{"policy", in.policy_name}, {"score", a.score}, {"median_score", a.median_score}, {"inputs", inputs}};
 }
 
+// The run time rlsched takes the job to need: what its estimates run it for, and what the policy is shown under
+// run_time: predicted (or beside its limit, for a model that reads both).
+json run_time_of(const live::LiveInputs& in, const LiveJob& job) {
+  std::size_t ended = 0;
+  const Seconds predicted = in.engine->predicted_run_time(job.c.user_id, job.c.time_limit, &ended);
+  return {{"limit", job.c.time_limit > 0 ? json(job.c.time_limit) : json(nullptr)},
+          {"predicted", predicted > 0 ? json(predicted) : json(nullptr)},
+          {"ended_jobs", ended}};
+}
+
 // job_submit/rlsched's decisions: the "rlsched: ..." entries of the field rlsched.yaml has it record in.
 json placement_record(const live::LiveInputs& in, const LiveJob& job) {
   const config::RecordField field = in.engine->config().placement.record;
@@ -130,6 +140,7 @@ json explain_pending(const live::LiveInputs& in, const LiveJob& job) {
               {"ranks", ranks},
               {"accelerators", accelerators_for(live, job)},
               {"priority", {{"total", job.priority}, {"factors", factors}}},
+              {"run_time", run_time_of(in, job)},
               {"site", site_attribution(in, job)},
               {"placement", placement_record(in, job)},
               {"slurm_estimate", job.start > 0 ? json(job.start) : json(nullptr)}};

@@ -57,6 +57,21 @@ std::string signed_number(double v) {
   return std::abs(v) >= 1e4 || (v != 0 && std::abs(v) < 1e-2) ? fmt::format("{:+.3g}", v) : fmt::format("{:+.2f}", v);
 }
 
+void print_run_time(const json& r) {
+  if (r["limit"].is_null()) {
+    fmt::print("  run time: unknown (no time limit)\n");
+  } else if (r["ended_jobs"].get<std::size_t>() == 0) {
+    fmt::print("  run time: its {} limit (no ended job of its user known yet)\n",
+               text::format_duration(r["limit"].get<Seconds>()));
+  } else {
+    const std::size_t n = r["ended_jobs"].get<std::size_t>();
+    const Seconds predicted = r["predicted"].get<Seconds>(), limit = r["limit"].get<Seconds>();
+    fmt::print("  run time: about {} of its {} limit ({:.2g}%: the share its user's last {} ended job{} used)\n",
+               text::format_duration(predicted), text::format_duration(limit),
+               100.0 * static_cast<double>(predicted) / static_cast<double>(limit), n, n == 1 ? "" : "s");
+  }
+}
+
 }  // namespace
 
 void print_explanation(const json& x) {
@@ -68,6 +83,7 @@ void print_explanation(const json& x) {
     fmt::print("  what you can do: {}\n", x["reason"]["advice"].get<std::string>());
   fmt::print("  asks for: {} (QOS {}, account {})\n", x["request"].get<std::string>(), x["qos"].get<std::string>(),
              x["account"].get<std::string>());
+  print_run_time(x["run_time"]);
   for (const json& a : x["accelerators"])
     fmt::print("  {}:{} in {}: {} of {} idle{}\n", a["gres"].get<std::string>(), a["type"].get<std::string>(),
                a["partition"].get<std::string>(), a["idle"].get<int>(), a["total"].get<int>(),
