@@ -394,6 +394,18 @@ TEST_CASE("what ended jobs taught the predicted run times survives a restart in 
     CHECK(log.count(file + ": not an rlsched run-time history: \"basis\" is not \"limit_share\"") == 1);
     CHECK(scores_of(second.engine) == std::vector<double>{-3600, -1800});
   }
+  SECTION("a number past a double's range: set aside like any damage, the engine still serves") {
+    // nlohmann reports it as out_of_range, not parse_error: it used to escape the reader, fail the engine's creation
+    // and leave the plugin without its policy until rlsched.yaml changed, the file still in place for the next start.
+    dir.write("rlsched_run_times.json",
+              "{\"schema\": 1, \"basis\": \"limit_share\", \"users\": {\"7\": [1e999]}, \"heard\": []}\n");
+    Engine second;
+    REQUIRE(rlsched_engine_create(&o, &second.engine) == RLSCHED_OK);
+    CHECK(log.count(file + ": not JSON: ") == 1);
+    CHECK(log.count("number overflow") == 1);
+    CHECK(std::filesystem::exists(file + ".damaged"));
+    CHECK(scores_of(second.engine) == std::vector<double>{-3600, -1800});
+  }
   SECTION("not JSON: the line and column are named") {
     dir.write("rlsched_run_times.json", "{\"schema\": 1,\n \"users\": {\"7\": [0.1,]}}\n");
     Engine second;

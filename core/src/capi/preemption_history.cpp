@@ -1,6 +1,8 @@
 #include "capi/preemption_history.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -24,8 +26,9 @@ Result<preemption::History> parse_preemption_history(std::string_view text, cons
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() names the line and column: "parse error at line 2, column 5: ..."
+  } catch (const nlohmann::json::exception& e) {
+    // A syntax error, whose e.what() names the line and column ("parse error at line 2, column 5: ..."), or a number
+    // out of range ("number overflow parsing '1e999'"), which parse_error does not cover.
     return Status::InvalidInput(fmt::format("{}: not JSON: {}", name, e.what()));
   }
   const auto bad = [&](const std::string& why) {
@@ -37,8 +40,9 @@ Result<preemption::History> parse_preemption_history(std::string_view text, cons
   preemption::History history;
   for (std::size_t i = 0; i < list->size(); ++i) {
     const nlohmann::json& e = (*list)[i];
-    if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() || !e[1].is_number_integer())
-      return bad(fmt::format("preemptions[{}] is not [job_id, time]", i));
+    if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() ||
+        e[0].get<std::uint64_t>() > std::numeric_limits<std::uint32_t>::max() || !e[1].is_number_integer())
+      return bad(fmt::format("preemptions[{}] is not [job_id, time]", i));  // Slurm's job ids are 32-bit
     history.record(e[0].get<JobId>(), e[1].get<Seconds>());
   }
   return history;

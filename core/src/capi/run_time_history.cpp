@@ -47,8 +47,8 @@ Result<std::size_t> restore_run_time_history(std::string_view text, const std::s
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Status::InvalidInput(fmt::format("{}: not JSON: {}", name, e.what()));  // names line and column
+  } catch (const nlohmann::json::exception& e) {  // a syntax error (its line and column), or a number out of range
+    return Status::InvalidInput(fmt::format("{}: not JSON: {}", name, e.what()));
   }
   const auto bad = [&](const std::string& why) {
     return Status::InvalidInput(fmt::format("{}: not an rlsched run-time history: {}", name, why));
@@ -67,7 +67,7 @@ Result<std::size_t> restore_run_time_history(std::string_view text, const std::s
       const nlohmann::json& v = values[i];
       if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > most)
         return bad(fmt::format("users[\"{}\"][{}] is not a number in [0, {}]", user, i, most));
-      latest_first.push_back(v.get<double>());
+      latest_first.push_back(v.get<double>() + 0.0);  // -0 read as 0, as it is written back
     }
     read.emplace_back(user, std::move(latest_first));
   }
