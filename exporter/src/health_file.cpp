@@ -53,7 +53,7 @@ void append_health_families(const std::string& json_text, const std::string& sou
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw std::runtime_error(fmt::format("{}: not JSON: {}", source, e.what()));
   }
   if (!j.is_object() || j.value("schema", 0) != 1)

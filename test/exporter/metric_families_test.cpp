@@ -111,6 +111,14 @@ TEST_CASE("every record in health_dir is served under its plugin label, and a br
   Families f;
   std::vector<std::string> logged;
   HealthRecords(dir.string()).append_to(f, [&](const std::string& line) { logged.push_back(line); });
+  // A number past a double's range is not a syntax error to nlohmann, but the record is as unreadable: named too.
+  std::ofstream(dir / "job_submit.json") << R"({"schema": 1, "placements": 1e999})";
+  Families overflow;
+  std::vector<std::string> overflow_logged;
+  HealthRecords(dir.string()).append_to(overflow, [&](const std::string& line) { overflow_logged.push_back(line); });
+  REQUIRE(overflow_logged.size() == 1);
+  CHECK(overflow_logged[0].find("job_submit.json: not JSON: ") != std::string::npos);
+  CHECK(overflow_logged[0].find("number overflow") != std::string::npos);
   std::filesystem::remove_all(dir);
   const std::string t = text_of(f);
   INFO(t);
