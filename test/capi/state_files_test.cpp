@@ -10,6 +10,7 @@
 
 #include "capi/preemption_history.h"
 #include "capi/run_time_history.h"
+#include "damage.h"
 #include "rlsched/predicted_run_times.h"
 
 #include <catch2/catch.hpp>
@@ -17,40 +18,9 @@
 namespace rlsched {
 namespace {
 
-/// One random change: a byte replaced, a run removed, bytes inserted (JSON's own characters half the time), or a
-/// piece of the text copied elsewhere.
+/// Damage with JSON's own characters.
 std::string damaged(const std::string& text, std::mt19937& rng) {
-  static const std::string kJson = "{}[],:\"0123456789.-eE+ \ntruefalsenull";
-  std::string out = text;
-  const auto at = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n)(rng); };
-  const auto byte = [&] {
-    return at(1) ? kJson[at(kJson.size() - 1)] : static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
-  };
-  const int changes = 1 + static_cast<int>(at(2));
-  for (int c = 0; c < changes; ++c) {
-    switch (at(3)) {
-      case 0:
-        if (!out.empty()) out[at(out.size() - 1)] = byte();
-        break;
-      case 1: {
-        const std::size_t from = at(out.size());
-        out.erase(from, at(8));
-        break;
-      }
-      case 2: {
-        std::string bytes;
-        for (std::size_t k = at(6) + 1; k > 0; --k) bytes += byte();
-        out.insert(at(out.size()), bytes);
-        break;
-      }
-      default: {
-        const std::size_t from = at(out.size());
-        out.insert(at(out.size()), out.substr(from, at(24)));
-        break;
-      }
-    }
-  }
-  return out;
+  return test::damaged(text, rng, "{}[],:\"0123456789.-eE+ \ntruefalsenull");
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {
