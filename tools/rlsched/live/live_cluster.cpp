@@ -118,6 +118,8 @@ LiveJob job_from(const slurm_job_info_t& j, const LiveCluster& live) {
   job.eligible = j.eligible_time > 0 ? j.eligible_time : j.submit_time;
   job.start = j.start_time;
   job.end = j.end_time;
+  if (job.phase == JobPhase::kFinished)
+    job.suspended = suspended_seconds(j.start_time, j.end_time, j.suspend_time, j.pre_sus_time);
   for (int k = 0; j.node_inx && j.node_inx[k] >= 0; k += 2)
     for (int n = j.node_inx[k]; n <= j.node_inx[k + 1] && n < int(live.nodes.size()); ++n)
       job.nodes.push_back(live.nodes[n].name);

@@ -16,6 +16,16 @@
 
 namespace rlsched::cli::live {
 
+/// An ended job's time suspended, which libslurm does not give whole: at its last resume (`last_resume`, job_info's
+/// suspend_time; 0: never suspended) it had run `ran_before` (pre_sus_time) and ran on to `end`, so the rest of its
+/// elapsed time was spent suspended (squeue's TimeUsed counts its run the same way). A job that ended while
+/// suspended has its last suspension counted as run: libslurm cannot tell the two apart.
+inline Seconds suspended_seconds(Seconds start, Seconds end, Seconds last_resume, Seconds ran_before) {
+  if (last_resume <= 0 || start <= 0 || end < last_resume) return 0;
+  const Seconds ran = ran_before + (end - last_resume);
+  return end - start > ran ? end - start - ran : 0;
+}
+
 enum class JobPhase { kPending, kRunning, kFinished };
 
 /// Slurm's priority factors of one job, weighted as sprio shows them.
@@ -39,6 +49,7 @@ struct LiveJob {
   /// Slurm's start: when it started, or for a pending job the backfill plan's estimate (squeue --start); 0: none.
   Seconds start = 0;
   Seconds end = 0;                    ///< ended, or expected to end (start + limit)
+  Seconds suspended = 0;  ///< an ended job's time suspended between its start and end (Slurm's tot_sus_time)
   std::vector<std::string> nodes;     ///< nodes it runs on
   std::vector<int> node_cpus;         ///< CPUs it holds on each of `nodes` (empty when libslurm does not say)
   bool has_factors = false;

@@ -54,7 +54,8 @@ Result<LiveInputs> load_live(const LiveOptions& options) {
   in.engine = std::move(*made);
   std::vector<rlsched_ended_job> ended;
   for (const LiveJob& j : in.live->jobs)
-    if (j.phase == JobPhase::kFinished) ended.push_back({j.c.job_id, j.c.user_id, j.c.time_limit, j.start, j.end, 0});
+    if (j.phase == JobPhase::kFinished)
+      ended.push_back({j.c.job_id, j.c.user_id, j.c.time_limit, j.start, j.end, j.suspended});
   std::size_t heard = 0;
   if (const Status st = in.engine->jobs_ended(ended.data(), ended.size(), heard); !st.ok()) return st;
   rlsched_engine_info info{};
