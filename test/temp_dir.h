@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <system_error>
 
@@ -50,5 +51,11 @@ struct ProcessScratch {
   ProcessScratch& operator=(const ProcessScratch&) = delete;
   std::filesystem::path path;
 };
+
+/// The file's bytes ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 }  // namespace rlsched::test

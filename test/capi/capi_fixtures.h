@@ -13,6 +13,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "temp_dir.h"
+
 extern "C" int rlsched_test_write_model(const char* path, unsigned seed);
 extern "C" int rlsched_test_write_longest_first_model(const char* path);
 extern "C" int rlsched_test_write_predicted_model(const char* path);
@@ -60,11 +62,6 @@ class PrivateDir {
   std::string path_;
 };
 
-/// The file's bytes ("" when it cannot be read).
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text;
-}
+using test::read_file;  // temp_dir.h
 
 }  // namespace rlsched::testing

@@ -4,7 +4,6 @@
 // file and the line; cluster files are read whole or refused naming the file.
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 
 #include "damage.h"
@@ -18,12 +17,11 @@
 namespace rlsched {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+/// A fixture's text (REQUIREd: a damage test on nothing would pass).
+std::string fixture(const std::string& path) {
+  const std::string text = test::read_file(path);
+  REQUIRE(!text.empty());
+  return text;
 }
 
 /// Writes each damaged version of `valid` to `file` and reads it with `read` (lenient and strict), checking what
@@ -68,20 +66,20 @@ int check_damaged_workloads(const std::string& valid, const std::string& name, c
 }  // namespace
 
 TEST_CASE("a damaged SWF trace is read consistently or refused with its file and line", "[io][damage]") {
-  const std::string valid = read_text(test::kData + "/swf/small.swf");
+  const std::string valid = fixture(test::kData + "/swf/small.swf");
   const int with_jobs = check_damaged_workloads(valid, "trace.swf", "0123456789 -\t\n;", io::read_swf, 20261206);
   CHECK(with_jobs > 1000);
 }
 
 TEST_CASE("a damaged Alibaba pod table is read consistently or refused with its file and line", "[io][damage]") {
-  const std::string valid = read_text(test::kData + "/alibaba/pods.csv");
+  const std::string valid = fixture(test::kData + "/alibaba/pods.csv");
   const int with_jobs = check_damaged_workloads(valid, "pods.csv", "0123456789,|-\nabcdefgimnoprstuvxyzLSBERF",
                                                 io::read_alibaba_pods, 20261207);
   CHECK(with_jobs > 1000);
 }
 
 TEST_CASE("a damaged cluster YAML is read whole or refused naming the file", "[io][damage]") {
-  const std::string valid = read_text(test::kClusterData + "lab.yaml");
+  const std::string valid = fixture(test::kClusterData + "lab.yaml");
   test::TempDir dir("rlsched_damage");
   const std::string file = dir.file("cluster.yaml");
   std::mt19937 rng(20261208);

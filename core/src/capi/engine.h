@@ -147,6 +147,9 @@ class Engine {
   void load_state(const std::string& name,
                   const std::function<Result<std::string>(std::string_view text, const std::string& path)>& restore,
                   const std::string& otherwise);
+  /// The writer of <state_dir>/<name>.json every `interval` seconds (and at shutdown); none when state_read_only.
+  std::unique_ptr<HealthWriter> state_writer(const std::string& name, Seconds interval,
+                                             std::function<std::string()> render);
 
   const EngineOptions options_;
 

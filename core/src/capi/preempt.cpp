@@ -37,14 +37,10 @@ void Engine::keep_preemption_history(Seconds now) {
         return line;
       },
       "the preemption cap starts from no history");
-  if (options_.state_read_only) return;
-  history_writer_ = std::make_unique<HealthWriter>(
-      options_.state_dir, kPreemptionHistoryName, 5,
-      [this] {
-        std::lock_guard<std::mutex> lock(history_mutex_);
-        return preemption_history_json(history_);
-      },
-      [this](const std::string& line) { log(RLSCHED_LOG_ERROR, line); });
+  history_writer_ = state_writer(kPreemptionHistoryName, 5, [this] {
+    std::lock_guard<std::mutex> lock(history_mutex_);
+    return preemption_history_json(history_);
+  });
 }
 
 Status Engine::preempt_allowed(Seconds now, const rlsched_preempt_job& job, bool& allowed, const char*& why) {

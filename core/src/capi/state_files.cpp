@@ -60,10 +60,8 @@ void Engine::keep_run_time_history() {
                            *users == 1 ? "" : "s", ended_known_.size());
       },
       "predicted run times start from no history");
-  if (options_.state_read_only) return;
-  run_times_writer_ = std::make_unique<HealthWriter>(
-      options_.state_dir, kRunTimeHistoryName, 10,
-      [this, rendered = std::string(), version = std::uint64_t{0}]() mutable {
+  run_times_writer_ =
+      state_writer(kRunTimeHistoryName, 10, [this, rendered = std::string(), version = std::uint64_t{0}]() mutable {
         // Nothing heard and nothing forgotten since the last render: the same text, which the writer does not write
         // again. Otherwise a copy under the lock that scoring takes, rendered after it is released.
         if (!rendered.empty() && ended_version_.load(std::memory_order_acquire) == version) return rendered;
@@ -75,8 +73,14 @@ void Engine::keep_run_time_history() {
         }
         rendered = run_time_history_json(copy);
         return rendered;
-      },
-      [this](const std::string& line) { log(RLSCHED_LOG_ERROR, line); });
+      });
+}
+
+std::unique_ptr<HealthWriter> Engine::state_writer(const std::string& name, Seconds interval,
+                                                   std::function<std::string()> render) {
+  if (options_.state_read_only) return nullptr;  // the files belong to slurmctld's plugin
+  return std::make_unique<HealthWriter>(options_.state_dir, name, interval, std::move(render),
+                                        [this](const std::string& line) { log(RLSCHED_LOG_ERROR, line); });
 }
 
 }  // namespace rlsched::capi
