@@ -110,11 +110,15 @@ def shared_workloads():
     }
 
 
-def generate(args, family, seed, jobs, folder):
-    """`rlsched generate` (docs/workload-generator.md): the workload's evaluate/train arguments."""
-    prefix = os.path.join(folder, f"gen-{family}-{seed}")
+def generate(args, family, seed, jobs, folder, short_share_widest=None):
+    """`rlsched generate` (docs/workload-generator.md): the workload's evaluate/train arguments. short_share_widest:
+    the generator's --short-share-widest (None: drawn from the seed)."""
+    prefix, extra = os.path.join(folder, f"gen-{family}-{seed}"), []
+    if short_share_widest is not None:
+        prefix += f"-w{short_share_widest:g}"
+        extra = ["--short-share-widest", str(short_share_widest)]
     subprocess.run([args.rlsched, "generate", "--family", family, "--seed", str(seed), "--jobs", str(jobs),
-                    "--out", prefix], check=True, stdout=subprocess.DEVNULL)
+                    "--out", prefix] + extra, check=True, stdout=subprocess.DEVNULL)
     if family == "cpu":
         return {"trace": prefix + ".swf", "eval_jobs": None}
     return {"trace": prefix + ".sacct", "eval_jobs": None, "cluster": prefix + ".cluster.yaml"}
@@ -490,6 +494,10 @@ def main():
                    help="loo and default: how many workloads one of --workloads counts as in training, over "
                         "--shared-weight (a generated family: each of its training sites; repeat it: "
                         "--weight gen-gpu=2)")
+    p.add_argument("--gpu-short-widest", type=float, metavar="X",
+                   help="loo and default: generate the gpu family's training sites (not the judged ones) with "
+                        "`generate --short-share-widest X`; 0.75, about the smallest jobs' share, makes run time "
+                        "independent of width, as in Gavel's jobs (default: drawn, wider jobs run longer)")
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
     p.add_argument("--train-arg", action="append", default=[],
                    help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
@@ -518,6 +526,8 @@ def main():
         sys.exit(f"policy_protocol: --training-seeds '{training_seeds}': expected seeds and ranges, e.g. 1-4,9")
     if args.sites < 1:
         sys.exit("policy_protocol: --sites must be at least 1")
+    if args.gpu_short_widest is not None and not 0 <= args.gpu_short_widest <= 1:
+        sys.exit(f"policy_protocol: --gpu-short-widest {args.gpu_short_widest:g}: a share, in [0, 1]")
     if args.shared_weight < 1:
         sys.exit("policy_protocol: --shared-weight must be at least 1 (a trace counts at least once)")
     try:
@@ -551,6 +561,7 @@ def main():
                + (f" --sites {args.sites}" if args.sites > 1 else "")
                + (f" --models {','.join(args.models)}" if args.models else "")
                + (f" --training-seeds {training_seeds}" if training_seeds != GENERATED_TRAINING_SEEDS else "")
+               + (f" --gpu-short-widest {args.gpu_short_widest:g}" if args.gpu_short_widest is not None else "")
                + (f" --seed {args.seed}" if args.seed != 1 else "")
                + (f" --shared-weight {args.shared_weight}" if args.shared_weight != 1 else "")
                + "".join(f" --weight {name}={count}" for name, count in args.weight.items())
@@ -572,8 +583,10 @@ def main():
         training_pool = dict(judged)
         trains_on_pool = "loo" in protocols or "default" in protocols
         for family in sorted({n.split("-")[1] for n in names if n.startswith("gen-") and trains_on_pool}):
+            widest = args.gpu_short_widest if family == "gpu" else None
             for seed in args.training_seeds:
-                training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder)
+                training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder,
+                                                                   widest)
 
         summaries = []
         shipped, trained_on = SHIPPED, SHIPPED_TRAINED_ON

@@ -191,7 +191,8 @@ void draw_common(Random& r, const GeneratorSpec& spec, Model& m) {
   p.long_mean_log = r.uniform(8.0, 10.0);      // Lublin: 312 * 0.03 = 9.36 (about 3 h)
   m.long_sd = r.uniform(0.5, 1.2);             // Lublin: sqrt(312) * 0.03 = 0.53
   p.short_share_serial = r.uniform(0.6, 0.9);  // Lublin: 0.78 for one node
-  p.short_share_widest = r.uniform(0.05, 0.3);
+  const double short_share_widest = r.uniform(0.05, 0.3);
+  p.short_share_widest = spec.short_share_widest ? *spec.short_share_widest : short_share_widest;
   m.daily_peak_hour = r.uniform(11, 15);
   p.daily_amplitude = r.uniform(0.3, 0.8);
   p.burst_share = r.uniform(0.02, 0.25);
@@ -364,6 +365,9 @@ Result<GeneratedWorkload> generate_workload(const GeneratorSpec& spec) {
     return Status::InvalidInput(fmt::format("load must be in (0, 10] (got {})", *spec.load));
   if (spec.cpus && (*spec.cpus < 8 || *spec.cpus > 1048576))
     return Status::InvalidInput(fmt::format("cpus must be in [8, 1048576] (got {})", *spec.cpus));
+  if (spec.short_share_widest && !(*spec.short_share_widest >= 0 && *spec.short_share_widest <= 1))
+    return Status::InvalidInput(
+        fmt::format("short share of the widest jobs must be in [0, 1] (got {})", *spec.short_share_widest));
   const bool gpu = spec.family == WorkloadFamily::kGpu;
   // The family is mixed into the seed so that cpu and gpu workloads of one seed are not drawn from one stream.
   Random r(spec.seed * 2 + (gpu ? 1 : 0));

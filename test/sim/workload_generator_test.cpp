@@ -6,8 +6,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
@@ -214,6 +217,59 @@ TEST_CASE("CPU job sizes: serial jobs, powers of two, and wider jobs that run lo
   REQUIRE(small > 100);
   REQUIRE(wide > 100);
   CHECK(wide_log / static_cast<double>(wide) > small_log / static_cast<double>(small) + 0.5);
+}
+
+namespace {
+
+// Mean ln(run time) of the jobs of at most `narrow` and of at least `wide` CPUs (GPUs for the gpu family).
+std::pair<double, double> mean_log_runs(const GeneratedWorkload& g, int narrow, int wide) {
+  double narrow_log = 0, wide_log = 0;
+  std::size_t narrow_jobs = 0, wide_jobs = 0;
+  for (const Job& j : g.workload.jobs) {
+    const int size = j.accel.count > 0 ? j.accel.count : j.cpus;
+    const double log_run = std::log(static_cast<double>(j.run_time));
+    if (size <= narrow) narrow_log += log_run, ++narrow_jobs;
+    if (size >= wide) wide_log += log_run, ++wide_jobs;
+  }
+  REQUIRE(narrow_jobs > 100);
+  REQUIRE(wide_jobs > 100);
+  return {narrow_log / static_cast<double>(narrow_jobs), wide_log / static_cast<double>(wide_jobs)};
+}
+
+}  // namespace
+
+TEST_CASE("the widest jobs' short share, given, shortens wide jobs alone; nothing else changes") {
+  // Seeds whose drawn sites have many wide jobs: 1,024 CPUs, and a GPU site with 868 jobs of 16 GPUs or more.
+  for (const auto& [family, seed, cpus] : {std::tuple{WorkloadFamily::kCpu, 3, std::optional<int>(1024)},
+                                           std::tuple{WorkloadFamily::kGpu, 5, std::optional<int>()}}) {
+    CAPTURE(to_string(family));
+    const bool gpu = family == WorkloadFamily::kGpu;
+    const int narrow = gpu ? 1 : 2, wide = gpu ? 16 : 256;
+    GeneratorSpec spec;
+    spec.family = family;
+    spec.seed = static_cast<std::uint64_t>(seed);
+    spec.jobs = 20000;
+    spec.cpus = cpus;
+    auto drawn = generate_workload(spec);
+    REQUIRE(drawn.ok());
+    spec.short_share_widest = drawn->params.short_share_serial;
+    auto flat = generate_workload(spec);
+    REQUIRE(flat.ok());
+    CHECK(flat->params.short_share_widest == drawn->params.short_share_serial);
+    CHECK(flat->params.load == drawn->params.load);
+    CHECK(flat->params.cpus == drawn->params.cpus);
+    CHECK(flat->params.burst_share == drawn->params.burst_share);
+    CHECK(flat->params.max_limit == drawn->params.max_limit);
+    const auto [drawn_narrow, drawn_wide] = mean_log_runs(*drawn, narrow, wide);
+    const auto [flat_narrow, flat_wide] = mean_log_runs(*flat, narrow, wide);
+    CAPTURE(drawn_narrow, drawn_wide, flat_narrow, flat_wide);
+    CHECK(drawn_wide > drawn_narrow + 0.5);             // drawn: wide jobs run longer
+    CHECK(flat_wide < drawn_wide - 1.0);                // given the smallest jobs' share: far shorter ...
+    CHECK(std::abs(flat_narrow - drawn_narrow) < 0.2);  // ... and the smallest jobs as they were
+  }
+  GeneratorSpec bad;
+  bad.short_share_widest = 1.5;
+  CHECK(generate_workload(bad).status().message() == "short share of the widest jobs must be in [0, 1] (got 1.5)");
 }
 
 TEST_CASE("users have habits: a user's run times vary less than everyone's") {

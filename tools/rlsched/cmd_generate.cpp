@@ -25,6 +25,7 @@ struct GenerateOptions {
   std::size_t jobs = 10000;
   std::optional<double> load;
   std::optional<int> cpus;
+  std::optional<double> short_share_widest;
   std::string out;
 };
 
@@ -37,6 +38,7 @@ int run_generate(const GenerateOptions& options) {
   spec.jobs = options.jobs;
   spec.load = options.load;
   spec.cpus = options.cpus;
+  spec.short_share_widest = options.short_share_widest;
   auto generated = sim::generate_workload(spec);
   if (!generated.ok()) return fail(generated.status());
   const sim::GeneratedWorkload& g = *generated;
@@ -90,6 +92,12 @@ CommandRunner setup_generate(CLI::App& app) {
                  "the seed, a power of two from 64 to 8192")
       ->type_name("N")
       ->check(CLI::Range(8, 1048576));
+  app.add_option("--short-share-widest", options->short_share_widest,
+                 "share of short runs among the widest jobs (the short share falls linearly in log2 of the size "
+                 "from the smallest jobs' to this); default: drawn from the seed in [0.05, 0.3], so wider jobs run "
+                 "longer")
+      ->type_name("X")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--out", options->out,
                  "path prefix of the files written: PREFIX.swf (cpu), PREFIX.sacct and PREFIX.cluster.yaml (gpu)")
       ->type_name("PREFIX")

@@ -32,6 +32,10 @@ struct GeneratorSpec {
   std::size_t jobs = 10000;
   std::optional<double> load;  ///< offered load target, (0, 10]; default: drawn from the seed in [0.5, 0.95]
   std::optional<int> cpus;     ///< cluster size in CPUs, [8, 1048576]; default: drawn log-uniform in [64, 8192]
+  /// Share of short runs among the widest jobs, [0, 1]; default: drawn in [0.05, 0.3], so that wider jobs run longer
+  /// (Lublin and Feitelson's CPU machines). At about the share of the smallest jobs, run time does not depend on
+  /// width, as in Gavel's Philly-derived GPU jobs (docs/workload-generator.md).
+  std::optional<double> short_share_widest;
 };
 
 /// The parameters a seed drew (or the spec fixed), kept with the workload so a report can say what was generated.
