@@ -1082,7 +1082,7 @@ TEST_CASE("generate writes what the library generates, in files evaluate reads, 
   TempDir dir;
   const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu");
   const Run cpu_run = run_cli({"generate", "--family", "cpu", "--seed", "4", "--jobs", "600", "--load", "0.8",
-                               "--cpus", "256", "--out", cpu});
+                               "--cpus", "256", "--short-share-widest", "0.7", "--out", cpu});
   REQUIRE(cpu_run.exit_code == 0);
   CHECK(contains(cpu_run.out, "wrote " + cpu + ".swf"));
   CHECK(contains(cpu_run.out, "600 jobs, 256 CPUs"));
@@ -1092,6 +1092,7 @@ TEST_CASE("generate writes what the library generates, in files evaluate reads, 
   spec.jobs = 600;
   spec.load = 0.8;
   spec.cpus = 256;
+  spec.short_share_widest = 0.7;
   auto expected = rlsched::sim::generate_workload(spec);
   REQUIRE(expected.ok());
   const Workload swf = read(cpu + ".swf");
@@ -1127,6 +1128,9 @@ TEST_CASE("generate writes what the library generates, in files evaluate reads, 
   const Run jobs = run_cli({"generate", "--family", "cpu", "--jobs", "0", "--out", cpu});
   CHECK(jobs.exit_code == 2);
   CHECK(contains(jobs.err, "--jobs"));
+  const Run widest = run_cli({"generate", "--family", "cpu", "--short-share-widest", "1.2", "--out", cpu});
+  CHECK(widest.exit_code == 2);
+  CHECK(contains(widest.err, "--short-share-widest"));
   const Run no_out = run_cli({"generate", "--family", "cpu"});
   CHECK(no_out.exit_code == 2);
   CHECK(contains(no_out.err, "--out"));
