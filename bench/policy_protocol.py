@@ -124,6 +124,13 @@ def generate(args, family, seed, jobs, folder, short_share_widest=None):
     return {"trace": prefix + ".sacct", "eval_jobs": None, "cluster": prefix + ".cluster.yaml"}
 
 
+def training_site(args, family, seed, folder):
+    """A generated training site of `family` (what loo and default train on): --gpu-short-widest applies to the gpu
+    family's, never to a judged site."""
+    widest = args.gpu_short_widest if family == "gpu" else None
+    return generate(args, family, seed, args.generated_jobs, folder, widest)
+
+
 def run(cmd, log):
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
@@ -583,10 +590,8 @@ def main():
         training_pool = dict(judged)
         trains_on_pool = "loo" in protocols or "default" in protocols
         for family in sorted({n.split("-")[1] for n in names if n.startswith("gen-") and trains_on_pool}):
-            widest = args.gpu_short_widest if family == "gpu" else None
             for seed in args.training_seeds:
-                training_pool[f"train-{family}-{seed}"] = generate(args, family, seed, args.generated_jobs, folder,
-                                                                   widest)
+                training_pool[f"train-{family}-{seed}"] = training_site(args, family, seed, folder)
 
         summaries = []
         shipped, trained_on = SHIPPED, SHIPPED_TRAINED_ON

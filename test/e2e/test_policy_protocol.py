@@ -261,3 +261,29 @@ def test_the_report_names_the_blas_kernels_openblas_says_it_runs(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_gpu_short_widest_generates_the_gpu_training_sites_with_it_and_nothing_else(monkeypatch):
+    calls = []
+    monkeypatch.setattr(pp.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    args = types.SimpleNamespace(rlsched="rlsched", generated_jobs=500, gpu_short_widest=0.75)
+    gpu = pp.training_site(args, "gpu", 3, "/tmp/k")
+    cpu = pp.training_site(args, "cpu", 3, "/tmp/k")
+    judged = pp.generate(args, "gpu", 9790, 500, "/tmp/k")
+    assert calls[0][-2:] == ["--short-share-widest", "0.75"]
+    assert gpu == {"trace": "/tmp/k/gen-gpu-3-w0.75.sacct", "eval_jobs": None,
+                   "cluster": "/tmp/k/gen-gpu-3-w0.75.cluster.yaml"}
+    assert "--short-share-widest" not in calls[1] and cpu["trace"] == "/tmp/k/gen-cpu-3.swf"
+    assert "--short-share-widest" not in calls[2] and judged["trace"] == "/tmp/k/gen-gpu-9790.sacct"
+    args.gpu_short_widest = None
+    pp.training_site(args, "gpu", 3, "/tmp/k")
+    assert "--short-share-widest" not in calls[3]
+
+
+def test_a_gpu_short_widest_out_of_range_is_refused_before_anything_runs(tmp_path):
+    keep = tmp_path / "kept"
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--gpu-short-widest", "1.5",
+                          "--rlsched", str(tmp_path / "missing"), "--keep", str(keep)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--gpu-short-widest 1.5: a share, in [0, 1]" in run.stderr
+    assert not keep.exists()
