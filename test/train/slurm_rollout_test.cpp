@@ -7,11 +7,14 @@
 #include <map>
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "networks.h"
 #include "ppo.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/simulator.h"
+#include "rlsched/sim/workload_generator.h"
 #include "rlsched/train/trainer.h"
 #include "rollout.h"
 #include "slurm_rollout.h"
@@ -216,6 +219,60 @@ TEST_CASE("with several traces the search chooses one rule for all, and the netw
   INFO(each->teacher);
   CHECK(each->teacher.find("for all") == std::string::npos);
   CHECK(each->teacher.find("; ") != std::string::npos);  // one teacher named per trace
+}
+
+namespace {
+
+/// The teacher of the trace labelled `label` in a TrainResult::teacher line ("a: rule (cost ratio ...); b: ...").
+std::string teacher_of(const std::string& line, const std::string& label) {
+  for (std::size_t from = 0; from < line.size();) {
+    const std::size_t end = std::min(line.find("; ", from), line.size());
+    if (line.compare(from, label.size() + 2, label + ": ") == 0) return line.substr(from, end - from);
+    from = end + 2;
+  }
+  return "";
+}
+
+}  // namespace
+
+// The compat simulator schedules GPU jobs as their CPUs on one pool. With slurm_teacher_for_accelerators a trace
+// with accelerator jobs has its teacher searched in the Slurm model on its own cluster, as Slurm rollouts search it;
+// a CPU trace's stays in the compat simulator.
+TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model, as Slurm rollouts do") {
+  sim::GeneratorSpec spec;
+  spec.family = sim::WorkloadFamily::kGpu;
+  spec.seed = 5;
+  spec.jobs = 1500;
+  spec.load = 0.9;
+  auto site = sim::generate_workload(spec);
+  REQUIRE(site.ok());
+  TrainConfig c =
+      start_config({short_first_workload(1200, 7), TrainWorkload{"gpu-site", site->workload, site->cluster}});
+  c.rollouts = Rollouts::kCompat;
+  c.teacher = "search-each";
+  c.imitation_epochs = 1;
+  c.threads = 2;
+  auto compat = train_policy(c);
+  INFO(compat.status().message());
+  REQUIRE(compat.ok());
+  INFO(compat->teacher);
+  CHECK(compat->teacher.find("in the Slurm model") == std::string::npos);
+  CHECK(teacher_of(compat->teacher, "gpu-site").find("training sequences)") != std::string::npos);
+
+  c.slurm_teacher_for_accelerators = true;
+  auto mixed = train_policy(c);
+  REQUIRE(mixed.ok());
+  INFO(mixed->teacher);
+  const std::string gpu_teacher = teacher_of(mixed->teacher, "gpu-site");
+  CHECK(gpu_teacher.find("training jobs in the Slurm model)") != std::string::npos);
+  CHECK(teacher_of(mixed->teacher, "short-first").find("training sequences)") != std::string::npos);
+
+  c.rollouts = Rollouts::kSlurm;
+  c.slurm_teacher_for_accelerators = false;
+  auto slurm = train_policy(c);
+  REQUIRE(slurm.ok());
+  INFO(slurm->teacher);
+  CHECK(teacher_of(slurm->teacher, "gpu-site") == gpu_teacher);
 }
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {
@@ -559,8 +616,8 @@ TEST_CASE("a mostly quiet trace still teaches: the teacher search sees its busy 
   // job at a time arrives and is done before the next.
   const Seconds busy_from = w.workload.jobs[1500].submit;
   for (std::size_t i = 0; i < w.workload.jobs.size(); ++i)
-    w.workload.jobs[i].submit = i < 1500 ? static_cast<Seconds>(i) * 10000
-                                         : 1500 * Seconds{10000} + (w.workload.jobs[i].submit - busy_from);
+    w.workload.jobs[i].submit =
+        i < 1500 ? static_cast<Seconds>(i) * 10000 : 1500 * Seconds{10000} + (w.workload.jobs[i].submit - busy_from);
   TrainConfig c;
   c.rollouts = Rollouts::kSlurm;
   c.workloads = {w};

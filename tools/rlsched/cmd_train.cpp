@@ -226,6 +226,10 @@ CommandRunner setup_train(CLI::App& app) {
                  "Slurm model: the teacher search and the check of a better validation run the last N jobs of each "
                  "trace's training part (0: all of it)")
       ->capture_default_str();
+  app.add_flag("--slurm-teacher-for-accelerators", c.slurm_teacher_for_accelerators,
+               "compat rollouts: search the teacher (search, search-each) of each trace with accelerator jobs in the "
+               "Slurm model on its cluster, which the compat simulator, one pool of CPUs, cannot see (--search-jobs "
+               "bounds it)");
   app.add_flag("--exact-teacher,!--imitated-teacher", c.exact_teacher,
                "After imitation, set the network to compute the teacher's rule exactly where the features allow it "
                "(SJF, FCFS, the area rules; one rule for every trace), its scores as far apart as imitation made "

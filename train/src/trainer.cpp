@@ -280,12 +280,14 @@ class Trainer {
         out.push_back(std::move(teacher).value());
         continue;
       }
-      Teacher best = slurm_ ? search_slurm_teacher(t) : search_compat_teacher(t);
-      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
-                              best.cost_ratio, config_.reference,
-                              slurm_ ? fmt::format("the {}{} training jobs in the Slurm model",
-                                                   search_stretch(t).first > 0 ? "last " : "", search_stretch(t).length)
-                                     : fmt::format("{} training sequences", kSearchSequences));
+      const bool in_slurm = slurm_ || searches_in_slurm(t);
+      Teacher best = in_slurm ? search_slurm_teacher(t) : search_compat_teacher(t);
+      teacher_ +=
+          fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
+                      best.cost_ratio, config_.reference,
+                      in_slurm ? fmt::format("the {}{} training jobs in the Slurm model",
+                                             search_stretch(t).first > 0 ? "last " : "", search_stretch(t).length)
+                               : fmt::format("{} training sequences", kSearchSequences));
       out.push_back(std::move(best));
     }
     return out;
@@ -327,6 +329,20 @@ class Trainer {
     parallel_for(sequences.size(), threads_,
                  [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
     return search_teacher(sequences, costs, backfill_, cost_, threads_, {false, config_.predicted_run_times});
+  }
+
+  /// Compat rollouts with config.slurm_teacher_for_accelerators: whether trace t's teacher is searched in the Slurm
+  /// model (it has accelerator jobs and the cluster they ran on). Its training-part reference is measured here.
+  bool searches_in_slurm(std::size_t t) {
+    const TraceSplit& trace = traces_[t];
+    if (!config_.slurm_teacher_for_accelerators || !trace.cluster) return false;
+    if (std::none_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
+                     [](const Job& j) { return j.accel.count > 0; }))
+      return false;
+    if (training_reference_.size() != traces_.size()) training_reference_.assign(traces_.size(), -1.0);
+    if (training_reference_[t] < 0)
+      training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
+    return true;
   }
 
   /// The search in the Slurm model: every rule runs the trace's whole training part once, and its cost there over

@@ -102,6 +102,11 @@ struct TrainConfig {
   /// training part (0: all of it). One run of an overloaded workload can take seconds: Gavel's 9,800 training jobs
   /// take about 10 s, so the search's 52 candidates take minutes there.
   std::size_t search_jobs = 0;
+  /// Compat rollouts: search the teacher of each trace with accelerator jobs (and a cluster) in the Slurm model, as
+  /// Slurm rollouts do. The compat simulator schedules such jobs as their CPUs on one pool, no partitions or types,
+  /// and its search can choose a rule the trace's own cluster makes 2.5 times worse than SJF (policy_models/
+  /// README.md, stop 54). PPO and imitation stay where the rollouts run.
+  bool slurm_teacher_for_accelerators = false;
   /// After imitation, set the network to compute the teacher's rule exactly where a weighted sum of the features
   /// ranks as the rule does (SJF, FCFS, the area family; one rule for every trace), its scores as far apart
   /// as imitation made them.
