@@ -332,17 +332,12 @@ class Trainer {
   }
 
   /// Compat rollouts with config.slurm_teacher_for_accelerators: whether trace t's teacher is searched in the Slurm
-  /// model (it has accelerator jobs and the cluster they ran on). Its training-part reference is measured here.
-  bool searches_in_slurm(std::size_t t) {
+  /// model (it has accelerator jobs and the cluster they ran on).
+  bool searches_in_slurm(std::size_t t) const {
     const TraceSplit& trace = traces_[t];
-    if (!config_.slurm_teacher_for_accelerators || !trace.cluster) return false;
-    if (std::none_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
-                     [](const Job& j) { return j.accel.count > 0; }))
-      return false;
-    if (training_reference_.size() != traces_.size()) training_reference_.assign(traces_.size(), -1.0);
-    if (training_reference_[t] < 0)
-      training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
-    return true;
+    return config_.slurm_teacher_for_accelerators && trace.cluster &&
+           std::any_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
+                       [](const Job& j) { return j.accel.count > 0; });
   }
 
   /// The search in the Slurm model: every rule runs the trace's whole training part once, and its cost there over
@@ -352,6 +347,10 @@ class Trainer {
   /// RICC's 287,000 training jobs takes about 2.5 s with a heuristic, so the family's 52 members cost a minute or two
   /// on 2 cores (RICC's whole warm start took 147-181 s).
   Teacher search_slurm_teacher(std::size_t t) {
+    // Slurm rollouts measured every trace's reference in the constructor; compat ones only search some here.
+    if (training_reference_.size() != traces_.size()) training_reference_.assign(traces_.size(), -1.0);
+    if (training_reference_[t] < 0)
+      training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
     return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_,
                           {false, config_.predicted_run_times});
   }
@@ -827,7 +826,9 @@ class Trainer {
   std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
   std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_cost_ = 1.0;
-  std::vector<double> training_reference_;  ///< Slurm mode: the reference's cost on each trace's training part
+  /// The reference's cost on each trace's training part (search_stretch): Slurm mode, and the Slurm-model teacher
+  /// searches of compat mode (-1 until measured)
+  std::vector<double> training_reference_;
   double best_training_ = 1.0, initial_training_ = -1;  ///< training_part_ratio() of the kept and starting model
   int stale_ = 0;                   ///< validations since the best one (early stopping)
   double teacher_validation_ = -1;  ///< TrainResult::teacher_validation_cost_ratio
