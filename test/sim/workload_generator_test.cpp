@@ -238,7 +238,7 @@ std::pair<double, double> mean_log_runs(const GeneratedWorkload& g, int narrow, 
 
 }  // namespace
 
-TEST_CASE("the widest jobs' short share, given, shortens wide jobs alone; nothing else changes") {
+TEST_CASE("a given short share of the widest jobs shortens wide jobs alone and changes nothing else") {
   // Seeds whose drawn sites have many wide jobs: 1,024 CPUs, and a GPU site with 868 jobs of 16 GPUs or more.
   for (const auto& [family, seed, cpus] : {std::tuple{WorkloadFamily::kCpu, 3, std::optional<int>(1024)},
                                            std::tuple{WorkloadFamily::kGpu, 5, std::optional<int>()}}) {

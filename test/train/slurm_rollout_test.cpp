@@ -238,7 +238,7 @@ std::string teacher_of(const std::string& line, const std::string& label) {
 // The compat simulator schedules GPU jobs as their CPUs on one pool. With slurm_teacher_for_accelerators a trace
 // with accelerator jobs has its teacher searched in the Slurm model on its own cluster, as Slurm rollouts search it;
 // a CPU trace's stays in the compat simulator.
-TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model, as Slurm rollouts do") {
+TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model as Slurm rollouts do") {
   sim::GeneratorSpec spec;
   spec.family = sim::WorkloadFamily::kGpu;
   spec.seed = 5;
