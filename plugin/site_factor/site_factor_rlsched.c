@@ -276,8 +276,12 @@ extern RLSCHED_EXPORT void site_factor_p_update(void)
 	rlsched_jobs_fill_partitions(&snapshot, jobs, job_ptrs, n);
 	copy_ms = rlsched_elapsed_ms(&start);
 
-	if ((rlsched_jobs_ended(ce.engine, ended, n_ended, &heard) !=
-	     RLSCHED_OK) ||
+	/* Not reading them, the plugin says nothing of ended jobs: an empty
+	 * list would tell the engine Slurm forgot them all, and it would
+	 * learn again from those still kept once it reads them again. */
+	if ((predicted &&
+	     (rlsched_jobs_ended(ce.engine, ended, n_ended, &heard) !=
+	      RLSCHED_OK)) ||
 	    (rlsched_score_batch(ce.engine, now, &snapshot.cluster, jobs, n,
 				 scores, factors) != RLSCHED_OK) ||
 	    (rlsched_engine_get_info(ce.engine, &inf) != RLSCHED_OK)) {

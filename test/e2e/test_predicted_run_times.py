@@ -72,10 +72,11 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, 
     ph.write_config(lab, model=ph.installed_model(lab, model), run_time="limit", debug=True)
     lab.wait_for(lambda: lab.log_lines_since(since, r"site_factor/rlsched: loaded model .*: mlp 1-1-1 relu"), 80,
                  "the predicted_log model loaded")
-    # Another job of root ends: the plugin passes it to the engine although run_time is limit (the model asks).
-    since = lab.log_size()
+    # Another job of root ends: the plugin passes it to the engine although run_time is limit (the model asks). The
+    # cycles counted from here begin after it ended (the one that loaded the model may have logged since).
     another = lab.sbatch("-p", "a100", "-c", "1", "-t", "10", wrap="sleep 1")
     lab.wait_job_state(another, {"COMPLETED"})
+    since = lab.log_size()
     lab.wait_for(lambda: lab.log_lines_since(since, r"site_factor/rlsched: heard of [1-9]\d* ended jobs "
                                                     r"\([1-9]\d* kept by Slurm\); run_time: limit"),
                  80, "a cycle that heard of the ended job under run_time: limit")
@@ -87,7 +88,11 @@ def test_a_job_is_scored_on_the_run_time_its_users_ended_jobs_predict(lab: Lab, 
     # slurmctld restarts. What root's ended jobs taught is kept in StateSaveLocation and read back, with the ended
     # jobs Slurm still keeps (MinJobAge), which the restarted plugin passes again and must not teach twice.
     history = lab.root / "state" / "ctld" / "rlsched_run_times.json"
-    lab.wait_for(lambda: history.exists() and '"0": [' in history.read_text(), 30, f"{history} to record root's jobs")
+    lab.wait_for(lambda: history.exists() and f"[{another}, " in history.read_text(), 30,
+                 f"{history} to record job {another}")
+    # Each of root's ended jobs taught once (the lab runs none before this test): the cycles under run_time: limit
+    # with the fallback, which reads no ended job, must not make the engine forget the first job and learn it again.
+    assert len(json.loads(history.read_text())["users"]["0"]) == 2, history.read_text()
     since = lab.log_size()
     lab.restart_slurmctld()
     loaded = (r"site_factor/rlsched: run-time history .*rlsched_run_times\.json: the ended jobs of 1 user, "
