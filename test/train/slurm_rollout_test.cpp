@@ -12,6 +12,7 @@
 
 #include "networks.h"
 #include "ppo.h"
+#include "rlsched/policy/model.h"
 #include "rlsched/sim/evaluation.h"
 #include "rlsched/sim/simulator.h"
 #include "rlsched/sim/workload_generator.h"
@@ -273,6 +274,51 @@ TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model a
   REQUIRE(slurm.ok());
   INFO(slurm->teacher);
   CHECK(teacher_of(slurm->teacher, "gpu-site") == gpu_teacher);
+}
+
+// Mixed rollouts run each workload where its jobs can be seen: the GPU site in the Slurm model on its cluster, where
+// the accelerator features vary between the jobs a decision ranks (so the model keeps them), the CPU trace in the
+// compat simulator. Compat rollouts alone never show the network an accelerator.
+TEST_CASE("mixed rollouts train a GPU site in the Slurm model and a CPU trace in compat, and keep accelerator inputs") {
+  sim::GeneratorSpec spec;
+  spec.family = sim::WorkloadFamily::kGpu;
+  spec.seed = 5;
+  spec.jobs = 1500;
+  spec.load = 0.9;
+  auto site = sim::generate_workload(spec);
+  REQUIRE(site.ok());
+  TrainConfig c =
+      start_config({short_first_workload(1200, 7), TrainWorkload{"gpu-site", site->workload, site->cluster}});
+  c.teacher = "search-each";
+  c.imitation_epochs = 1;
+  c.episodes_per_epoch = 8;  // about half of the draws each kind's
+  c.threads = 2;
+  const auto reads_accelerators = [](const std::string& path) {
+    auto model = policy::load_model(path);
+    REQUIRE(model.ok());
+    const std::vector<std::string> names = (*model)->metadata().feature_names();
+    return std::find(names.begin(), names.end(), "accel_share") != names.end();
+  };
+
+  c.rollouts = Rollouts::kCompat;
+  c.output = std::string(P_tmpdir) + "/rlsched_compat_rollouts.pt";
+  auto compat = train_policy(c);
+  INFO(compat.status().message());
+  REQUIRE(compat.ok());
+  CHECK_FALSE(reads_accelerators(c.output));
+
+  c.rollouts = Rollouts::kMixed;
+  c.output = std::string(P_tmpdir) + "/rlsched_mixed_rollouts.pt";
+  auto mixed = train_policy(c);
+  INFO(mixed.status().message());
+  REQUIRE(mixed.ok());
+  INFO(mixed->teacher);
+  CHECK(teacher_of(mixed->teacher, "gpu-site").find("training jobs in the Slurm model)") != std::string::npos);
+  CHECK(teacher_of(mixed->teacher, "short-first").find("training sequences)") != std::string::npos);
+  CHECK(reads_accelerators(c.output));
+  REQUIRE(mixed->curve.size() == 1);
+  CHECK(std::isfinite(mixed->curve[0].train_cost_ratio));
+  CHECK(mixed->curve[0].train_cost_ratio > 0);
 }
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {

@@ -203,14 +203,17 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_option("--rollouts", options->rollouts,
                  "Where PPO's episodes run: slurm (the Slurm model on each trace's cluster, the score as site factor "
                  "at --config's score_scale; validation on the validation jobs there) or compat (RLScheduler's "
-                 "simulator semantics, the paper protocol)")
-      ->check(CLI::IsMember({"slurm", "compat"}))
+                 "simulator semantics, the paper protocol) or mixed (the traces with accelerator jobs in the Slurm "
+                 "model, the others in compat)")
+      ->check(CLI::IsMember({"slurm", "compat", "mixed"}))
       ->capture_default_str();
   app.add_option("--score-noise", c.score_noise,
-                 "slurm rollouts: standard deviation of each job's exploration offset (score units)")
+                 "slurm and mixed rollouts: standard deviation of each job's exploration offset (score units)")
       ->capture_default_str();
-  app.add_option("--rollouts-per-sequence", c.rollouts_per_sequence,
-                 "slurm rollouts: episodes per sampled sequence (antithetic pairs; the baseline is their mean)")
+  app.add_option(
+         "--rollouts-per-sequence", c.rollouts_per_sequence,
+         "slurm and mixed rollouts: episodes per sampled Slurm-model sequence (antithetic pairs; the baseline is "
+         "their mean)")
       ->capture_default_str();
   app.add_flag("--select-on-slurm", c.select_on_slurm,
                "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "

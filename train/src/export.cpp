@@ -73,10 +73,12 @@ nlohmann::json training_record(const ExportInfo& info) {
           {"protocol",
            {{"simulator", c.rollouts == Rollouts::kSlurm
                               ? "slurm model (each trace's cluster, multifactor + the score as site factor)"
+                          : c.rollouts == Rollouts::kMixed
+                              ? "slurm model for the traces with accelerator jobs, rlscheduler compat for the others"
                               : "rlscheduler compat (one CPU per node, commit to the queue head)"},
             {"rollouts", to_string(c.rollouts)},
-            {"score_noise", c.rollouts == Rollouts::kSlurm ? c.score_noise : 0.0},
-            {"rollouts_per_sequence", c.rollouts == Rollouts::kSlurm ? c.rollouts_per_sequence : 1},
+            {"score_noise", c.rollouts != Rollouts::kCompat ? c.score_noise : 0.0},
+            {"rollouts_per_sequence", c.rollouts != Rollouts::kCompat ? c.rollouts_per_sequence : 1},
             {"backfill", sim::to_string(c.backfill)},
             {"sequence_length", c.sequence_length},
             {"visible_queue", c.visible_queue}}},
@@ -206,6 +208,13 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                                                c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
                                  : "",
         c.reference);
+  if (c.rollouts == Rollouts::kMixed)
+    md += fmt::format(
+        "Mixed rollouts: the traces with accelerator jobs ran in the Slurm model on their clusters instead (the "
+        "policy's score as site factor, a Gaussian offset of sd {} per job while exploring, {} episodes per "
+        "sequence), their teachers searched and imitated there; each epoch updated once on each kind's "
+        "episodes.\n\n",
+        c.score_noise, c.rollouts_per_sequence);
   const std::string algorithm =
       c.rollouts == Rollouts::kSlurm
           ? fmt::format(

@@ -34,11 +34,20 @@ Result<Objective> parse_objective(const std::string& text) {
 Result<Rollouts> parse_rollouts(const std::string& text) {
   if (text == "slurm") return Rollouts::kSlurm;
   if (text == "compat") return Rollouts::kCompat;
-  return Status::InvalidInput(fmt::format("unknown rollouts '{}' (known: slurm, compat)", text));
+  if (text == "mixed") return Rollouts::kMixed;
+  return Status::InvalidInput(fmt::format("unknown rollouts '{}' (known: slurm, compat, mixed)", text));
 }
 
 const char* to_string(Rollouts rollouts) {
-  return rollouts == Rollouts::kSlurm ? "slurm" : "compat";
+  switch (rollouts) {
+    case Rollouts::kSlurm:
+      return "slurm";
+    case Rollouts::kCompat:
+      return "compat";
+    case Rollouts::kMixed:
+      return "mixed";
+  }
+  return "?";
 }
 
 const char* to_string(Objective objective) {
@@ -109,8 +118,10 @@ class Trainer {
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         nets_(network_inputs(config.predicted_run_times, initial_), config.hidden),
         optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
-    for (std::size_t t = 0; t < traces_.size(); ++t)
+    for (std::size_t t = 0; t < traces_.size(); ++t) {
       for (int w = 0; w < traces_[t].weight; ++w) draws_.push_back(t);
+      in_slurm_.push_back(slurm_ || (config.rollouts == Rollouts::kMixed && has_accelerator_jobs(traces_[t])) ? 1 : 0);
+    }
     for (const TraceSplit& t : traces_)
       for (std::size_t start : t.validation_starts) {
         validation_.push_back(Sequence{&t.prepared, start, config.sequence_length});
@@ -121,11 +132,11 @@ class Trainer {
       validation_reference_[i] = reference_cost(validation_[i], *reference_, backfill_, cost_);
     });
     slurm_sim_.backfill = config.backfill;
-    if (slurm_) {
+    if (std::find(in_slurm_.begin(), in_slurm_.end(), 1) != in_slurm_.end()) {
       training_reference_.assign(traces_.size(), -1.0);
       weigh_windows_by_contention();  // sets training_reference_ where its run is the search's (the whole part)
       parallel_for(traces_.size(), threads_, [&](std::size_t t) {
-        if (training_reference_[t] >= 0) return;
+        if (training_reference_[t] >= 0 || !in_slurm_[t]) return;
         training_reference_[t] =
             std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
       });
@@ -184,8 +195,9 @@ class Trainer {
       for (auto& group : optimizer_.param_groups())
         static_cast<torch::optim::AdamOptions&>(group.options())
             .lr(config_.learning_rate * (1.0 - 0.9 * progress_share));
-      const UpdateStats stats =
-          slurm_ ? slurm_epoch(epoch, p.train_cost_ratio) : compat_epoch(epoch, p.train_cost_ratio);
+      const UpdateStats stats = slurm_                                 ? slurm_epoch(epoch, p.train_cost_ratio)
+                                : config_.rollouts == Rollouts::kMixed ? mixed_epoch(epoch, p.train_cost_ratio)
+                                                                       : compat_epoch(epoch, p.train_cost_ratio);
       p.entropy = stats.entropy;
       p.approx_kl = stats.approx_kl;
       p.value_loss = stats.value_loss;
@@ -280,7 +292,7 @@ class Trainer {
         out.push_back(std::move(teacher).value());
         continue;
       }
-      const bool in_slurm = slurm_ || searches_in_slurm(t);
+      const bool in_slurm = searches_in_slurm(t);
       Teacher best = in_slurm ? search_slurm_teacher(t) : search_compat_teacher(t);
       teacher_ +=
           fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
@@ -331,13 +343,16 @@ class Trainer {
     return search_teacher(sequences, costs, backfill_, cost_, threads_, {false, config_.predicted_run_times});
   }
 
-  /// Compat rollouts with config.slurm_teacher_for_accelerators: whether trace t's teacher is searched in the Slurm
-  /// model (it has accelerator jobs and the cluster they ran on).
+  /// Whether trace t's teacher is searched in the Slurm model: where its episodes run (in_slurm_), or, with compat
+  /// rollouts and config.slurm_teacher_for_accelerators, where it has accelerator jobs and the cluster they ran on.
   bool searches_in_slurm(std::size_t t) const {
-    const TraceSplit& trace = traces_[t];
-    return config_.slurm_teacher_for_accelerators && trace.cluster &&
-           std::any_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
-                       [](const Job& j) { return j.accel.count > 0; });
+    return in_slurm_[t] || (config_.slurm_teacher_for_accelerators && has_accelerator_jobs(traces_[t]));
+  }
+
+  /// A trace with accelerator jobs and the cluster they ran on: what mixed rollouts run in the Slurm model.
+  static bool has_accelerator_jobs(const TraceSplit& trace) {
+    return trace.cluster && std::any_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
+                                        [](const Job& j) { return j.accel.count > 0; });
   }
 
   /// The search in the Slurm model: every rule runs the trace's whole training part once, and its cost there over
@@ -422,17 +437,18 @@ class Trainer {
       });
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
-    auto demonstrate = [&](bool in_slurm) {
+    auto demonstrate = [&](bool any_in_slurm) {
       parallel_for(n, threads_, [&](std::size_t i) {
         std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
         const std::size_t t = draws_[i % draws_.size()];
-        demos[i] = in_slurm ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
-                                                  config_.visible_queue, rng, config_.predicted_run_times)
-                            : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_,
-                                            config_.visible_queue, config_.predicted_run_times);
+        demos[i] = any_in_slurm && in_slurm_[t]
+                       ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
+                                             config_.visible_queue, rng, config_.predicted_run_times)
+                       : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_,
+                                       config_.visible_queue, config_.predicted_run_times);
       });
     };
-    demonstrate(slurm_);
+    demonstrate(true);
     // A quiet workload (jobs that end between two decay ticks, e.g. a short sacct dump) gives the Slurm model no
     // tick with two pending jobs to imitate: the compat simulator, which decides at every start, still has choices.
     bool any_choice = false;
@@ -488,7 +504,8 @@ class Trainer {
   }
 
   int total_cpus(const TraceSplit& t) const {
-    return slurm_ ? t.cluster->total_cpus() : t.prepared.nodes * t.prepared.procs_per_node;
+    return in_slurm_[static_cast<std::size_t>(&t - traces_.data())] ? t.cluster->total_cpus()
+                                                                    : t.prepared.nodes * t.prepared.procs_per_node;
   }
 
   /// A sequence from a trace drawn at random (draw_trace).
@@ -538,7 +555,7 @@ class Trainer {
     window_warmup_.assign(traces_.size(), {});
     parallel_for(traces_.size(), threads_, [&](std::size_t i) {
       const TraceSplit& t = traces_[i];
-      if (t.train_end < config_.sequence_length) return;
+      if (!in_slurm_[i] || t.train_end < config_.sequence_length) return;
       const SlurmSequence all{&t, 0, t.train_end};
       auto run = sim::simulate(*t.cluster, sequence_jobs(all), *reference_, slurm_sim_);
       if (!run.ok()) return;  // uniform windows, as before
@@ -572,7 +589,6 @@ class Trainer {
   /// One epoch in the Slurm model: episodes_per_epoch / k sequences, k episodes on each (antithetic pairs of
   /// per-job offsets), each episode's advantage its return minus the sequence's mean return; then the update.
   UpdateStats slurm_epoch(int epoch, double& train_cost_ratio) {
-    const PlainMlp plain = nets_->to_plain();
     const std::size_t k = std::max<std::size_t>(config_.rollouts_per_sequence, 2);
     const std::size_t count = std::max<std::size_t>(config_.episodes_per_epoch / k, 1);
     std::vector<SlurmSequence> sequences(count);
@@ -580,6 +596,60 @@ class Trainer {
       std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), s);
       sequences[s] = slurm_start_in(traces_[draw_trace(rng)], rng);
     }
+    return slurm_update(epoch, sequences, train_cost_ratio, ~0ull);
+  }
+
+  /// Mixed rollouts: each of the epoch's episodes_per_epoch draws is a trace; those of compat traces run one compat
+  /// episode each (as compat_epoch runs them), and every rollouts_per_sequence-th draw of a Slurm-model trace a
+  /// sequence of that many Slurm-model episodes (as slurm_epoch does). Then one update on each kind's episodes, the
+  /// compat ones first: their losses are not on one scale (choices among the queue, offsets of each job's score).
+  UpdateStats mixed_epoch(int epoch, double& train_cost_ratio) {
+    const std::size_t k = std::max<std::size_t>(config_.rollouts_per_sequence, 2);
+    std::vector<CompatDraw> compat;
+    std::vector<SlurmSequence> slurm;
+    std::size_t slurm_draws = 0;
+    for (std::size_t i = 0; i < config_.episodes_per_epoch; ++i) {
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), i);
+      std::mt19937_64 copy = rng;
+      const std::size_t t = draw_trace(copy);
+      if (!in_slurm_[t]) {
+        const Sequence s = sample(rng);
+        compat.push_back({s, rng});
+      } else if (slurm_draws++ % k == 0) {
+        slurm.push_back(slurm_start_in(traces_[t], rng));
+      }
+    }
+    std::vector<UpdateStats> stats;
+    double cost_sum = 0, episodes = 0;
+    if (!compat.empty()) {
+      double ratio = 0;
+      stats.push_back(compat_update(epoch, std::move(compat), ratio));
+      cost_sum += ratio * static_cast<double>(compat.size());
+      episodes += static_cast<double>(compat.size());
+    }
+    if (!slurm.empty()) {
+      double ratio = 0;
+      stats.push_back(slurm_update(epoch, slurm, ratio, ~1ull));
+      cost_sum += ratio * static_cast<double>(slurm.size() * k);
+      episodes += static_cast<double>(slurm.size() * k);
+    }
+    train_cost_ratio = episodes > 0 ? cost_sum / episodes : 1.0;
+    UpdateStats mean;
+    for (const UpdateStats& u : stats) {
+      mean.entropy += u.entropy / static_cast<double>(stats.size());
+      mean.approx_kl += u.approx_kl / static_cast<double>(stats.size());
+      mean.value_loss += u.value_loss / static_cast<double>(stats.size());
+    }
+    return mean;
+  }
+
+  /// rollouts_per_sequence Slurm-model episodes on each sequence (antithetic pairs of per-job offsets), each
+  /// episode's advantage its return minus the sequence's mean return; then the update (its random stream `update`).
+  UpdateStats slurm_update(int epoch, const std::vector<SlurmSequence>& sequences, double& train_cost_ratio,
+                           std::uint64_t update) {
+    const PlainMlp plain = nets_->to_plain();
+    const std::size_t k = std::max<std::size_t>(config_.rollouts_per_sequence, 2);
+    const std::size_t count = sequences.size();
     std::vector<double> references(count);
     parallel_for(count, threads_, [&](std::size_t s) {
       references[s] = slurm_reference_cost(sequences[s], *reference_, slurm_sim_, cost_);
@@ -604,12 +674,29 @@ class Trainer {
       sum += mean;
     }
     train_cost_ratio = sum / static_cast<double>(count);
-    std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
+    std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), update);
     return ppo_update_scores(nets_, optimizer_, episodes, config_.score_noise, config_, rng);
   }
 
   UpdateStats compat_epoch(int epoch, double& train_cost_ratio) {
-    const std::vector<Episode> episodes = rollouts(epoch);
+    std::vector<CompatDraw> draws;
+    for (std::size_t i = 0; i < config_.episodes_per_epoch; ++i) {
+      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), i);
+      const Sequence s = sample(rng);
+      draws.push_back({s, rng});
+    }
+    return compat_update(epoch, std::move(draws), train_cost_ratio);
+  }
+
+  /// A compat episode's sequence, and the random stream its exploration goes on with.
+  struct CompatDraw {
+    Sequence sequence;
+    std::mt19937_64 rng;
+  };
+
+  /// One compat episode on each draw, then the update.
+  UpdateStats compat_update(int epoch, std::vector<CompatDraw> draws, double& train_cost_ratio) {
+    const std::vector<Episode> episodes = rollouts(std::move(draws));
     double ratio = 0;
     for (const Episode& e : episodes) ratio += e.cost_ratio();
     train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
@@ -617,12 +704,12 @@ class Trainer {
     return ppo_update(nets_, optimizer_, episodes, config_, rng);
   }
 
-  std::vector<Episode> rollouts(int epoch) {
+  std::vector<Episode> rollouts(std::vector<CompatDraw> draws) {
     const PlainMlp plain = nets_->to_plain();
-    std::vector<Episode> episodes(config_.episodes_per_epoch);
+    std::vector<Episode> episodes(draws.size());
     parallel_for(episodes.size(), threads_, [&](std::size_t i) {
-      std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), i);
-      const Sequence s = sample(rng);
+      const Sequence& s = draws[i].sequence;
+      std::mt19937_64& rng = draws[i].rng;
       const double reference = reference_cost(s, *reference_, backfill_, cost_);
       episodes[i] = run_policy(s, plain, backfill_, /*greedy=*/false, config_.visible_queue, cost_, reference, rng);
     });
@@ -810,6 +897,7 @@ class Trainer {
   const std::optional<InitialPolicy> initial_;  ///< warm start from a model file, instead of imitation
   std::vector<TraceSplit> traces_;
   std::vector<std::size_t> draws_;  ///< each trace's index, weight times: draw_trace's urn
+  std::vector<char> in_slurm_;      ///< per trace: its episodes run in the Slurm model (kSlurm, or kMixed's choice)
   std::vector<std::vector<double>> contention_cdf_;  ///< Slurm mode: per trace, cumulative window weights
   std::vector<std::vector<std::uint32_t>> window_warmup_;  ///< Slurm mode: per trace and window start, its warm-up
   std::unique_ptr<Scorer> reference_;
@@ -856,12 +944,13 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   }
   auto reference = make_scorer(config.reference);
   if (!reference.ok()) return reference.status();
-  if (config.rollouts == Rollouts::kSlurm) {
+  if (config.rollouts != Rollouts::kCompat) {
     if (config.rollouts_per_sequence < 2)
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");
     if (!(config.score_noise > 0)) return Status::InvalidInput("Slurm-model rollouts need a score noise > 0");
-    run_config.select_on_slurm = true;  // the model is judged where it trains: the Slurm model's validation jobs
   }
+  // The model is judged where it trains: the Slurm model's validation jobs.
+  if (config.rollouts == Rollouts::kSlurm) run_config.select_on_slurm = true;
   std::vector<TraceSplit> traces;
   for (const std::string& path : config.traces) {
     auto split = split_trace(path, config);

@@ -38,6 +38,10 @@ const char* to_string(Objective objective);
 enum class Rollouts {
   kSlurm,   ///< the Slurm model on each workload's cluster, the policy's score as site factor (slurm_rollout.h)
   kCompat,  ///< RLScheduler's simulator semantics, the policy picks the queue head (the paper protocol)
+  /// Each workload where its jobs can be seen: one with accelerator jobs and a cluster in the Slurm model (the
+  /// compat simulator sees such jobs as CPUs on one pool, and no accelerator feature ever varies there), the others
+  /// in compat. Teacher search, imitation and PPO alike; an epoch updates once on each kind's episodes.
+  kMixed,
 };
 
 Result<Rollouts> parse_rollouts(const std::string& text);
@@ -59,11 +63,11 @@ struct TrainConfig {
   /// Workloads prepared by the caller, trained on after `traces` (which are read here with `cluster`).
   std::vector<TrainWorkload> workloads;
   Rollouts rollouts = Rollouts::kSlurm;
-  /// kSlurm: standard deviation of the Gaussian noise added to each job's score while exploring (in the score's
+  /// kSlurm, kMixed: standard deviation of the Gaussian noise added to each job's score while exploring (in the score's
   /// units; the policy's scores after imitation spread over a few units). Deployment adds none.
   double score_noise = 0.5;
-  /// kSlurm: episodes run on each sampled sequence (even: antithetic pairs, see slurm_rollout.h); the epoch runs
-  /// episodes_per_epoch / this many sequences.
+  /// kSlurm, kMixed: episodes run on each sampled sequence (even: antithetic pairs, see slurm_rollout.h); the epoch
+  /// runs episodes_per_epoch / this many sequences.
   std::size_t rollouts_per_sequence = 4;
   /// slurm.conf (gres.conf beside it) or cluster YAML the traces ran on: its CPUs size the training simulator and the
   /// Slurm-model validation runs on it. Empty: the cluster each trace implies (SWF header; not for accelerator jobs).
