@@ -19,11 +19,6 @@
 namespace rlsched::cli {
 namespace {
 
-/// Defaults of --rollouts slurm where they differ from compat's (TrainConfig's): measured on Lublin-1 + COARE, 150
-/// epochs: learning rate 1e-3 never got below the imitation start, 3e-4 did within 40 epochs.
-constexpr double kSlurmLearningRate = 3e-4;
-constexpr std::size_t kSlurmMinibatch = 2048;
-
 struct TrainOptions {
   train::TrainConfig config;
   std::string plugin_config;  ///< --config: the rlsched.yaml the model will serve under
@@ -300,11 +295,10 @@ CommandRunner setup_train(CLI::App& app) {
       ->check(CLI::ExistingFile)
       ->excludes(init_model);
   return [options, learning_rate, minibatch] {
-    // A job's Gaussian score moves its log-density by (shift / sd)^2 / 2: steps of compat's size overshoot the target
-    // KL at the first minibatch, and an epoch holds about ten times as many samples as compat has decisions.
+    // Slurm-model episodes update with smaller steps (train::kSlurmLearningRate says why).
     if (options->rollouts == "slurm") {
-      if (learning_rate->count() == 0) options->config.learning_rate = kSlurmLearningRate;
-      if (minibatch->count() == 0) options->config.minibatch = kSlurmMinibatch;
+      if (learning_rate->count() == 0) options->config.learning_rate = train::kSlurmLearningRate;
+      if (minibatch->count() == 0) options->config.minibatch = train::kSlurmMinibatch;
     }
     options->command_line = invocation();
     return run_train(*options);

@@ -213,8 +213,9 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
         "Mixed rollouts: the traces with accelerator jobs ran in the Slurm model on their clusters instead (the "
         "policy's score as site factor, a Gaussian offset of sd {} per job while exploring, {} episodes per "
         "sequence), their teachers searched and imitated there; each epoch updated once on each kind's "
-        "episodes.\n\n",
-        c.score_noise, c.rollouts_per_sequence);
+        "episodes, the Slurm model's at learning rate {} (decaying as the compat one does) in minibatches of {} "
+        "samples.\n\n",
+        c.score_noise, c.rollouts_per_sequence, kSlurmLearningRate, kSlurmMinibatch);
   const std::string algorithm =
       c.rollouts == Rollouts::kSlurm
           ? fmt::format(

@@ -596,7 +596,7 @@ class Trainer {
       std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), s);
       sequences[s] = slurm_start_in(traces_[draw_trace(rng)], rng);
     }
-    return slurm_update(epoch, sequences, train_cost_ratio, ~0ull);
+    return slurm_update(epoch, sequences, train_cost_ratio, ~0ull, config_);
   }
 
   /// Mixed rollouts: each of the epoch's episodes_per_epoch draws is a trace; those of compat traces run one compat
@@ -628,8 +628,19 @@ class Trainer {
       episodes += static_cast<double>(compat.size());
     }
     if (!slurm.empty()) {
+      // The Slurm model's update at its own step size, decayed as the compat one is this epoch.
+      TrainConfig slurm_config = config_;
+      slurm_config.minibatch = kSlurmMinibatch;
+      std::vector<double> compat_rates;
+      for (auto& group : optimizer_.param_groups()) {
+        auto& options = static_cast<torch::optim::AdamOptions&>(group.options());
+        compat_rates.push_back(options.lr());
+        options.lr(kSlurmLearningRate * options.lr() / config_.learning_rate);
+      }
       double ratio = 0;
-      stats.push_back(slurm_update(epoch, slurm, ratio, ~1ull));
+      stats.push_back(slurm_update(epoch, slurm, ratio, ~1ull, slurm_config));
+      for (std::size_t g = 0; g < compat_rates.size(); ++g)
+        static_cast<torch::optim::AdamOptions&>(optimizer_.param_groups()[g].options()).lr(compat_rates[g]);
       cost_sum += ratio * static_cast<double>(slurm.size() * k);
       episodes += static_cast<double>(slurm.size() * k);
     }
@@ -644,9 +655,10 @@ class Trainer {
   }
 
   /// rollouts_per_sequence Slurm-model episodes on each sequence (antithetic pairs of per-job offsets), each
-  /// episode's advantage its return minus the sequence's mean return; then the update (its random stream `update`).
+  /// episode's advantage its return minus the sequence's mean return; then the update (its random stream `update`,
+  /// its minibatch and clipping `update_config`'s).
   UpdateStats slurm_update(int epoch, const std::vector<SlurmSequence>& sequences, double& train_cost_ratio,
-                           std::uint64_t update) {
+                           std::uint64_t update, const TrainConfig& update_config) {
     const PlainMlp plain = nets_->to_plain();
     const std::size_t k = std::max<std::size_t>(config_.rollouts_per_sequence, 2);
     const std::size_t count = sequences.size();
@@ -675,7 +687,7 @@ class Trainer {
     }
     train_cost_ratio = sum / static_cast<double>(count);
     std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), update);
-    return ppo_update_scores(nets_, optimizer_, episodes, config_.score_noise, config_, rng);
+    return ppo_update_scores(nets_, optimizer_, episodes, config_.score_noise, update_config, rng);
   }
 
   UpdateStats compat_epoch(int epoch, double& train_cost_ratio) {

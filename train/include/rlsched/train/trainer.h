@@ -34,13 +34,22 @@ enum class Objective {
 Result<Objective> parse_objective(const std::string& text);
 const char* to_string(Objective objective);
 
+/// The update's defaults for Slurm-model episodes where they differ from compat's (TrainConfig's), for `rlsched train
+/// --rollouts slurm` and the Slurm-model half of kMixed: a job's Gaussian score moves its log-density by
+/// (shift / sd)^2 / 2, so steps of compat's size overshoot the target KL at the first minibatch, and an epoch holds
+/// about ten times as many samples as compat has decisions. Measured on Lublin-1 + COARE, 150 epochs: learning rate
+/// 1e-3 never got below the imitation start, 3e-4 did within 40 epochs.
+inline constexpr double kSlurmLearningRate = 3e-4;
+inline constexpr std::size_t kSlurmMinibatch = 2048;
+
 /// Where PPO's episodes run.
 enum class Rollouts {
   kSlurm,   ///< the Slurm model on each workload's cluster, the policy's score as site factor (slurm_rollout.h)
   kCompat,  ///< RLScheduler's simulator semantics, the policy picks the queue head (the paper protocol)
   /// Each workload where its jobs can be seen: one with accelerator jobs and a cluster in the Slurm model (the
   /// compat simulator sees such jobs as CPUs on one pool, and no accelerator feature ever varies there), the others
-  /// in compat. Teacher search, imitation and PPO alike; an epoch updates once on each kind's episodes.
+  /// in compat. Teacher search, imitation and PPO alike; an epoch updates once on each kind's episodes, the Slurm
+  /// model's at kSlurmLearningRate (decaying as learning_rate does) and kSlurmMinibatch.
   kMixed,
 };
 
