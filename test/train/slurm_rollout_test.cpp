@@ -319,6 +319,20 @@ TEST_CASE("mixed rollouts train a GPU site in the Slurm model and a CPU trace in
   REQUIRE(mixed->curve.size() == 1);
   CHECK(std::isfinite(mixed->curve[0].train_cost_ratio));
   CHECK(mixed->curve[0].train_cost_ratio > 0);
+
+  // Without accelerator jobs nothing runs in the Slurm model: mixed trains exactly as compat does.
+  c.workloads.pop_back();
+  c.output.clear();
+  c.rollouts = Rollouts::kCompat;
+  auto cpu_compat = train_policy(c);
+  c.rollouts = Rollouts::kMixed;
+  auto cpu_mixed = train_policy(c);
+  REQUIRE(cpu_compat.ok());
+  REQUIRE(cpu_mixed.ok());
+  CHECK(cpu_mixed->teacher == cpu_compat->teacher);
+  REQUIRE(cpu_mixed->curve.size() == 1);
+  CHECK(cpu_mixed->curve[0].train_cost_ratio == cpu_compat->curve[0].train_cost_ratio);
+  CHECK(cpu_mixed->curve[0].validation_cost_ratio == cpu_compat->curve[0].validation_cost_ratio);
 }
 
 TEST_CASE("a Slurm-model rollout records one sample per (job, scoring call), with held offsets and exact log-probs") {

@@ -622,10 +622,11 @@ class Trainer {
     std::vector<UpdateStats> stats;
     double cost_sum = 0, episodes = 0;
     if (!compat.empty()) {
+      const auto count = static_cast<double>(compat.size());
       double ratio = 0;
       stats.push_back(compat_update(epoch, std::move(compat), ratio));
-      cost_sum += ratio * static_cast<double>(compat.size());
-      episodes += static_cast<double>(compat.size());
+      cost_sum += ratio * count;
+      episodes += count;
     }
     if (!slurm.empty()) {
       // The Slurm model's update at its own step size, decayed as the compat one is this epoch.
