@@ -437,24 +437,25 @@ class Trainer {
       });
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
-    auto demonstrate = [&](bool any_in_slurm) {
+    // where_trained: each trace where its episodes run (in_slurm_); otherwise every one in the compat simulator.
+    auto demonstrate = [&](bool where_trained) {
       parallel_for(n, threads_, [&](std::size_t i) {
         std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
         const std::size_t t = draws_[i % draws_.size()];
-        demos[i] = any_in_slurm && in_slurm_[t]
+        demos[i] = where_trained && in_slurm_[t]
                        ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
                                              config_.visible_queue, rng, config_.predicted_run_times)
                        : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_,
                                        config_.visible_queue, config_.predicted_run_times);
       });
     };
-    demonstrate(true);
+    demonstrate(/*where_trained=*/true);
     // A quiet workload (jobs that end between two decay ticks, e.g. a short sacct dump) gives the Slurm model no
     // tick with two pending jobs to imitate: the compat simulator, which decides at every start, still has choices.
     bool any_choice = false;
     for (const Episode& e : demos) any_choice = any_choice || !e.decisions.empty();
     if (slurm_ && !any_choice) {
-      demonstrate(false);
+      demonstrate(/*where_trained=*/false);
       teacher_ += " (imitated in the compat simulator: no decay tick of the Slurm model saw two pending jobs)";
     }
     const auto [mean, std] = feature_statistics(demos);
