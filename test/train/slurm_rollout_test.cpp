@@ -234,12 +234,8 @@ std::string teacher_of(const std::string& line, const std::string& label) {
   return "";
 }
 
-}  // namespace
-
-// The compat simulator schedules GPU jobs as their CPUs on one pool. With slurm_teacher_for_accelerators a trace
-// with accelerator jobs has its teacher searched in the Slurm model on its own cluster, as Slurm rollouts search it;
-// a CPU trace's stays in the compat simulator.
-TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model as Slurm rollouts do") {
+/// A generated GPU site of 1,500 jobs at 90% load, on its own cluster: typed accelerators, several partitions.
+TrainWorkload generated_gpu_site() {
   sim::GeneratorSpec spec;
   spec.family = sim::WorkloadFamily::kGpu;
   spec.seed = 5;
@@ -247,8 +243,16 @@ TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model a
   spec.load = 0.9;
   auto site = sim::generate_workload(spec);
   REQUIRE(site.ok());
-  TrainConfig c =
-      start_config({short_first_workload(1200, 7), TrainWorkload{"gpu-site", site->workload, site->cluster}});
+  return TrainWorkload{"gpu-site", site->workload, site->cluster};
+}
+
+}  // namespace
+
+// The compat simulator schedules GPU jobs as their CPUs on one pool. With slurm_teacher_for_accelerators a trace
+// with accelerator jobs has its teacher searched in the Slurm model on its own cluster, as Slurm rollouts search it;
+// a CPU trace's stays in the compat simulator.
+TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model as Slurm rollouts do") {
+  TrainConfig c = start_config({short_first_workload(1200, 7), generated_gpu_site()});
   c.rollouts = Rollouts::kCompat;
   c.teacher = "search-each";
   c.imitation_epochs = 1;
@@ -280,15 +284,7 @@ TEST_CASE("compat rollouts can search a GPU trace's teacher in the Slurm model a
 // the accelerator features vary between the jobs a decision ranks (so the model keeps them), the CPU trace in the
 // compat simulator. Compat rollouts alone never show the network an accelerator.
 TEST_CASE("mixed rollouts train a GPU site in the Slurm model and a CPU trace in compat, and keep accelerator inputs") {
-  sim::GeneratorSpec spec;
-  spec.family = sim::WorkloadFamily::kGpu;
-  spec.seed = 5;
-  spec.jobs = 1500;
-  spec.load = 0.9;
-  auto site = sim::generate_workload(spec);
-  REQUIRE(site.ok());
-  TrainConfig c =
-      start_config({short_first_workload(1200, 7), TrainWorkload{"gpu-site", site->workload, site->cluster}});
+  TrainConfig c = start_config({short_first_workload(1200, 7), generated_gpu_site()});
   c.teacher = "search-each";
   c.imitation_epochs = 1;
   c.episodes_per_epoch = 8;  // about half of the draws each kind's

@@ -178,6 +178,12 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
       "Priority in the Slurm-model evaluations: the cluster's multifactor weights plus the learned rank "
       "as site factor, 0..{} (score_scale).\n",
       c.score_scale);
+  // What each job of an episode costs, in either simulator.
+  const std::string job_cost = fmt::format(
+      "{}{}", c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
+      c.starvation_penalty > 0 ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s",
+                                             c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
+                               : "");
   if (c.rollouts == Rollouts::kSlurm)
     md += fmt::format(
         "\n## Protocol\n\nEpisodes of {} consecutive jobs drawn from the training part of the traces, simulated in "
@@ -186,13 +192,9 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
         "multifactor priority, recomputed every PriorityCalcPeriod and at submit, as site_factor/rlsched does. While "
         "exploring each job's score carries a Gaussian offset (sd {}) held for the episode, {} episodes per sequence "
         "(antithetic pairs); an episode's advantage is its return minus the mean of its sequence's episodes. Each job "
-        "costs its {}{}; an episode's cost is divided by the cost of the reference heuristic `{}` on the same "
+        "costs its {}; an episode's cost is divided by the cost of the reference heuristic `{}` on the same "
         "sequence.\n\n",
-        c.sequence_length, sim::to_string(c.backfill), c.score_scale, c.score_noise, c.rollouts_per_sequence,
-        c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
-        c.starvation_penalty > 0 ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s",
-                                               c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
-                                 : "",
+        c.sequence_length, sim::to_string(c.backfill), c.score_scale, c.score_noise, c.rollouts_per_sequence, job_cost,
         c.reference);
   else
     md += fmt::format(
@@ -200,14 +202,9 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
         "RLScheduler's semantics (the machine as one pool of CPUs, each a node of one CPU, as in the table above; the "
         "chosen job is the queue head), backfill `{}`. At each decision the "
         "policy samples a job among the {} oldest waiting ones from the softmax of its scores. Each job costs its "
-        "{}{}; "
+        "{}; "
         "rewards are costs divided by the cost of the reference heuristic `{}` on the same sequence.\n\n",
-        c.sequence_length, sim::to_string(c.backfill), c.visible_queue,
-        c.objective == Objective::kBoundedSlowdown ? "bounded slowdown (tau 10 s)" : to_string(c.objective),
-        c.starvation_penalty > 0 ? fmt::format(" plus a starvation penalty {} x (wait - {} s) / {} s",
-                                               c.starvation_penalty, c.starvation_threshold, c.starvation_threshold)
-                                 : "",
-        c.reference);
+        c.sequence_length, sim::to_string(c.backfill), c.visible_queue, job_cost, c.reference);
   if (c.rollouts == Rollouts::kMixed)
     md += fmt::format(
         "Mixed rollouts: the traces with accelerator jobs ran in the Slurm model on their clusters instead (the "
