@@ -260,7 +260,9 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--hidden", c.hidden, "Hidden layer widths, e.g. --hidden 32 32")->capture_default_str();
   auto* learning_rate =
-      app.add_option("--learning-rate", c.learning_rate, "Adam learning rate (default: 3e-3 compat, 3e-4 slurm)");
+      app.add_option("--learning-rate", c.learning_rate,
+                     "Adam learning rate (default: 3e-3 compat, 3e-4 slurm; mixed: compat's, its Slurm-model "
+                     "update 3e-4)");
   app.add_option("--clip", c.clip, "PPO clipping range")->capture_default_str();
   app.add_option("--gamma", c.gamma, "Discount of future job costs")->capture_default_str();
   app.add_option("--gae-lambda", c.gae_lambda, "GAE lambda")->capture_default_str();

@@ -190,11 +190,7 @@ class Trainer {
     bool out_of_time = budget > 0 && elapsed() >= budget;  // the warm start took it all: the model stays as it left it
     for (; epoch < config_.epochs && !out_of_time; ++epoch) {
       const double epoch_start = elapsed();
-      // Learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
-      const double progress_share = static_cast<double>(epoch) / std::max(config_.epochs, 1);
-      for (auto& group : optimizer_.param_groups())
-        static_cast<torch::optim::AdamOptions&>(group.options())
-            .lr(config_.learning_rate * (1.0 - 0.9 * progress_share));
+      set_learning_rate(config_.learning_rate * learning_rate_decay(epoch));
       const UpdateStats stats = slurm_                                 ? slurm_epoch(epoch, p.train_cost_ratio)
                                 : config_.rollouts == Rollouts::kMixed ? mixed_epoch(epoch, p.train_cost_ratio)
                                                                        : compat_epoch(epoch, p.train_cost_ratio);
@@ -600,6 +596,15 @@ class Trainer {
     return slurm_update(epoch, sequences, train_cost_ratio, ~0ull, config_);
   }
 
+  /// The learning rate decays linearly to a tenth over the run: large steps early, fine ones at the end.
+  double learning_rate_decay(int epoch) const {
+    return 1.0 - 0.9 * static_cast<double>(epoch) / std::max(config_.epochs, 1);
+  }
+
+  void set_learning_rate(double rate) {
+    for (auto& group : optimizer_.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+  }
+
   /// Mixed rollouts: each of the epoch's episodes_per_epoch draws is a trace; those of compat traces run one compat
   /// episode each (as compat_epoch runs them), and every rollouts_per_sequence-th draw of a Slurm-model trace a
   /// sequence of that many Slurm-model episodes (as slurm_epoch does). Then one update on each kind's episodes, the
@@ -633,16 +638,10 @@ class Trainer {
       // The Slurm model's update at its own step size, decayed as the compat one is this epoch.
       TrainConfig slurm_config = config_;
       slurm_config.minibatch = kSlurmMinibatch;
-      std::vector<double> compat_rates;
-      for (auto& group : optimizer_.param_groups()) {
-        auto& options = static_cast<torch::optim::AdamOptions&>(group.options());
-        compat_rates.push_back(options.lr());
-        options.lr(kSlurmLearningRate * options.lr() / config_.learning_rate);
-      }
+      set_learning_rate(kSlurmLearningRate * learning_rate_decay(epoch));
       double ratio = 0;
       stats.push_back(slurm_update(epoch, slurm, ratio, ~1ull, slurm_config));
-      for (std::size_t g = 0; g < compat_rates.size(); ++g)
-        static_cast<torch::optim::AdamOptions&>(optimizer_.param_groups()[g].options()).lr(compat_rates[g]);
+      set_learning_rate(config_.learning_rate * learning_rate_decay(epoch));
       cost_sum += ratio * static_cast<double>(slurm.size() * k);
       episodes += static_cast<double>(slurm.size() * k);
     }
