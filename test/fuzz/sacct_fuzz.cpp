@@ -5,24 +5,12 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "invariant.h"
 #include "rlsched/io/workload_readers.h"
 
-namespace {
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "sacct_fuzz: invariant broken: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) broken(what);
-}
-
-}  // namespace
+using rlsched::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // The reader takes a path (it opens plain and gzip files alike): hand it an in-memory file.

@@ -4,24 +4,16 @@
 // what the engine knew untouched; an accepted one is written back as the same record (render, read, render gives
 // the same text). Built by the `fuzz` preset (clang, ASan + UBSan) beside sacct_fuzz (ctest label fuzz).
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "capi/preemption_history.h"
 #include "capi/run_time_history.h"
+#include "invariant.h"
 
 namespace {
 
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "state_fuzz: invariant broken: %s\n", what);
-  std::abort();
-}
-
-void check(bool ok, const char* what) {
-  if (!ok) broken(what);
-}
+using rlsched::fuzz::check;
 
 const std::string kName = "/state/file.json";
 
