@@ -99,10 +99,6 @@ bool reads_predicted_run_time(const std::vector<std::string>& names) {
   return false;
 }
 
-bool describes_accelerators(const std::string& name) {
-  return name == "accel_share" || name == "accel_speed" || name == "idle_accel_share";
-}
-
 Result<FeatureMap> FeatureMap::For(const std::vector<std::string>& names) {
   FeatureMap map;
   for (const std::string& name : names) {

@@ -64,27 +64,3 @@ TEST_CASE("the predicted run-time features read the prediction, or the limit whe
   job.predicted_run_time = 7200;  // above the limit: the limit
   CHECK(feature(job, "predicted_log") == Approx(feature(job, "limit_log")));
 }
-
-TEST_CASE("the accelerator features hold one value on every CPU job, whatever else the job and cluster are") {
-  // What mixed rollouts rely on: a model trained with them reads these on a CPU cluster at the values the compat
-  // rows taught it. A multifactor factor is not one of them: it varies between CPU jobs.
-  std::vector<std::string> flagged;
-  for (const std::string& name : features::schema_names())
-    if (features::describes_accelerators(name)) flagged.push_back(name);
-  CHECK(flagged == std::vector<std::string>{"accel_share", "accel_speed", "idle_accel_share"});
-  CHECK_FALSE(features::describes_accelerators("fairshare_factor"));
-
-  PendingJob small = waiting(60, 600), big = waiting(86400, 86400 * 3);
-  big.cpus = 48;
-  big.nodes = 3;
-  big.fairshare_factor = 0.9;
-  big.age_factor = 0.4;
-  for (const std::string& name : flagged) {
-    INFO(name);
-    CHECK(feature(small, name) == feature(big, name));
-  }
-  CHECK(feature(small, "fairshare_factor") != feature(big, "fairshare_factor"));
-  CHECK(feature(small, "accel_share") == 0.0f);
-  CHECK(feature(small, "accel_speed") == 1.0f);
-  CHECK(feature(small, "idle_accel_share") == 0.0f);
-}

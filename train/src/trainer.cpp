@@ -83,19 +83,15 @@ void parallel_for(std::size_t n, int threads, F f) {
   for (std::thread& t : pool) t.join();
 }
 
-/// Largest minus smallest value of feature k over the recorded rows of the episodes `counted` says (all of them
-/// where it is empty).
-double raw_spread(const std::vector<Episode>& episodes, std::size_t k, const std::vector<char>& counted = {}) {
+/// Largest minus smallest value of feature k over all recorded rows.
+double raw_spread(const std::vector<Episode>& episodes, std::size_t k) {
   float lo = std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::lowest();
-  for (std::size_t i = 0; i < episodes.size(); ++i) {
-    if (!counted.empty() && !counted[i]) continue;
-    const Episode& e = episodes[i];
+  for (const Episode& e : episodes)
     for (std::size_t r = 0; r < e.features.size() / features::kFeatureCount; ++r) {
       const float v = e.features[r * features::kFeatureCount + k];
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-  }
   return hi >= lo ? static_cast<double>(hi - lo) : 0.0;
 }
 
@@ -425,28 +421,6 @@ class Trainer {
     return true;
   }
 
-  /// The features the model reads. One the training data never varies (a Slurm factor the compat simulator does
-  /// not produce, the accelerator features of CPU traces) teaches the network nothing and would meet unseen values in
-  /// production: it is left out. Where some demonstrations ran in the Slurm model and some in compat (mixed
-  /// rollouts), a feature only the Slurm model's rows vary is kept only if it describes accelerators: those hold
-  /// one value on every CPU job (features::describes_accelerators), the compat rows' value, so a CPU cluster reads
-  /// what the CPU workloads taught. Multifactor's own factors would be learned from the accelerator workloads alone
-  /// and read on a CPU cluster at values no CPU workload taught (rule P8's run, policy_models/README.md).
-  std::vector<char> kept_features(const std::vector<Episode>& demos, const std::vector<char>& compat_demo) const {
-    const bool both_kinds = std::find(compat_demo.begin(), compat_demo.end(), 0) != compat_demo.end() &&
-                            std::find(compat_demo.begin(), compat_demo.end(), 1) != compat_demo.end();
-    std::vector<char> used(features::kFeatureCount, 0);
-    const std::vector<features::FeatureSpec>& schema = features::schema();
-    for (std::size_t k = 0; k < features::kFeatureCount; ++k) {
-      const std::string name = schema[k].name;
-      if (!config_.predicted_run_times && features::reads_predicted_run_time({name})) continue;
-      const bool varies = raw_spread(demos, k) > 1e-6;
-      const bool varies_in_compat = !both_kinds || raw_spread(demos, k, compat_demo) > 1e-6;
-      used[k] = varies && (varies_in_compat || features::describes_accelerators(name)) ? 1 : 0;
-    }
-    return used;
-  }
-
   /// Behaviour cloning of the teachers: the policy starts where the best rule of thumb of each trace is.
   Status warm_start() {
     auto teachers_or = teachers();
@@ -459,13 +433,11 @@ class Trainer {
       });
     const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
-    std::vector<char> compat_demo(n, 1);
     // where_trained: each trace where its episodes run (in_slurm_); otherwise every one in the compat simulator.
     auto demonstrate = [&](bool where_trained) {
       parallel_for(n, threads_, [&](std::size_t i) {
         std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
         const std::size_t t = draws_[i % draws_.size()];
-        compat_demo[i] = where_trained && in_slurm_[t] ? 0 : 1;
         demos[i] = where_trained && in_slurm_[t]
                        ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
                                              config_.visible_queue, rng, config_.predicted_run_times)
@@ -484,7 +456,16 @@ class Trainer {
     }
     const auto [mean, std] = feature_statistics(demos);
     nets_->set_normalisation(mean, std);
-    const std::vector<char> used = kept_features(demos, compat_demo);
+    // A feature the training data never varies (a Slurm factor the training simulator does not produce, the
+    // accelerator features of CPU traces) teaches the network nothing and would meet unseen values in production:
+    // leave it out of the model.
+    std::vector<char> used(features::kFeatureCount, 0);
+    const std::vector<features::FeatureSpec>& schema = features::schema();
+    for (std::size_t k = 0; k < features::kFeatureCount; ++k)
+      used[k] = raw_spread(demos, k) > 1e-6 &&
+                        (config_.predicted_run_times || !features::reads_predicted_run_time({schema[k].name}))
+                    ? 1
+                    : 0;
     if (std::find(used.begin(), used.end(), 1) == used.end())
       return Status::InvalidInput(
           "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "

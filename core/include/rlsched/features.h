@@ -39,10 +39,6 @@ void extract_all(const PendingJob& job, const ScoringContext& context, float* ro
 /// Whether a model over these features needs predicted run times (a feature on PendingJob::predicted_run_time).
 bool reads_predicted_run_time(const std::vector<std::string>& names);
 
-/// Whether the feature describes the job's accelerators (accel_share, accel_speed, idle_accel_share): a CPU job's
-/// value is the schema's constant for jobs without them, so on a cluster without accelerators it never varies.
-bool describes_accelerators(const std::string& name);
-
 /// The columns a model asks for, as indices into the canonical schema.
 class FeatureMap {
  public:
