@@ -274,3 +274,25 @@ TEST_CASE("the teacher family has rules on predicted run times only when asked f
   CHECK(predicted.cost_ratio == 0.5);
   CHECK(seen.size() == plain + 48);  // each of the 48 area rules once more, on predicted run times
 }
+
+TEST_CASE("the teacher family has rules with the share term only when asked for") {
+  std::vector<std::string> seen;
+  std::mutex lock;
+  auto cost = [&](const Scorer& scorer) {
+    std::lock_guard<std::mutex> hold(lock);
+    seen.emplace_back(scorer.name());
+    return scorer.name() == "area:2/0/0.5/10/relative" ? 0.5 : 0.9;
+  };
+  const Teacher plain = search_teacher(cost, 2, TeacherFamily{true, false});
+  CHECK(plain.cost_ratio == 0.9);  // that rule was not tried
+  const std::size_t without = seen.size();
+  seen.clear();
+  const Teacher shared = search_teacher(cost, 2, TeacherFamily{true, false, true});
+  REQUIRE(shared.rule.has_value());
+  CHECK(shared.rule->c == 10);
+  CHECK(shared.rule->cluster_relative);
+  CHECK(shared.cost_ratio == 0.5);
+  CHECK(seen.size() == without + 96);  // each of the 48 area rules twice more: c = 3 and c = 10
+  CHECK(std::count_if(seen.begin(), seen.end(), [](const std::string& s) { return s.rfind("area:", 0) == 0; }) ==
+        3 * 48);
+}

@@ -238,6 +238,9 @@ CommandRunner setup_train(CLI::App& app) {
                "Show the policy, beside each job's time limit, the run time its user's ended jobs predict (feature "
                "schema v2; the teacher family gains each area rule on predicted run times); the model then reads "
                "ended jobs in slurmctld");
+  app.add_flag("--share-term-teachers", c.share_term_teachers,
+               "The teacher family gains each area rule with a job's share of the cluster weighed in (c = 3 and 10: "
+               "area:A/B/G/C), three times the rules to search");
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

@@ -111,17 +111,21 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     if (name == "f1") continue;
     candidates.push_back(std::move(heuristic_teacher(name)).value());
   }
+  std::vector<double> share_weights{0.0};
+  if (family.share_term) share_weights.insert(share_weights.end(), {3.0, 10.0});
   for (const bool predicted : {false, true}) {
     if (predicted && !family.predicted) break;
-    for (double a : {0.5, 1.0, 2.0})
-      for (double b : {0.0, 0.5, 1.0, 1.5})
-        for (double g : {0.0, 0.25, 0.5, 1.0}) {
-          AreaRule rule{a, b, g, family.cluster_relative};
-          rule.predicted = predicted;
-          // The spec beside the formula: `evaluate --policies SPEC` judges the rule itself.
-          candidates.push_back(
-              Teacher{make_area_scorer(rule), rule.describe() + " (" + rule.spec() + ")", 0, rule, {}});
-        }
+    for (double c : share_weights)
+      for (double a : {0.5, 1.0, 2.0})
+        for (double b : {0.0, 0.5, 1.0, 1.5})
+          for (double g : {0.0, 0.25, 0.5, 1.0}) {
+            AreaRule rule{a, b, g, family.cluster_relative};
+            rule.c = c;
+            rule.predicted = predicted;
+            // The spec beside the formula: `evaluate --policies SPEC` judges the rule itself.
+            candidates.push_back(
+                Teacher{make_area_scorer(rule), rule.describe() + " (" + rule.spec() + ")", 0, rule, {}});
+          }
   }
   const auto workers = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;

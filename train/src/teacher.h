@@ -60,6 +60,11 @@ Teacher same_teacher(const Teacher& teacher);
 struct TeacherFamily {
   bool cluster_relative = false;  ///< its cluster-relative members instead of the plain ones
   bool predicted = false;         ///< each member also on predicted run times (AreaRule::predicted)
+  /// Each member also with the share term at c = 3 and c = 10 (AreaRule::c): a job's size weighs by its share of
+  /// the cluster, so that a rule can put short jobs first where every job is a small part of the cluster (Gavel's
+  /// 1-32 of 288 GPUs) and still hold wide ones back where they are not. Those were the rules of the ceiling study
+  /// that came nearest to winning everywhere (policy_models/README.md, stop 36). Three times the members.
+  bool share_term = false;
 };
 
 /// Evaluates every rule of the family (`family` says which) and every built-in heuristic

@@ -314,7 +314,7 @@ class Trainer {
           for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(training_part_ratio(t, scorer));
           return std::exp(pool_mean(log_ratio));
         },
-        threads_, {/*cluster_relative=*/true, config_.predicted_run_times});
+        threads_, teacher_family(/*cluster_relative=*/true));
     teacher_ = fmt::format(
         "{} for all {} traces (geometric mean of its cost ratios to {} on their training parts in "
         "the Slurm model: {:.3f})",
@@ -322,6 +322,11 @@ class Trainer {
     std::vector<Teacher> out;
     for (std::size_t t = 0; t < traces_.size(); ++t) out.push_back(same_teacher(best));
     return out;
+  }
+
+  /// The rules the teacher search tries, as the configuration asks.
+  TeacherFamily teacher_family(bool cluster_relative) const {
+    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers};
   }
 
   static constexpr std::size_t kSearchSequences = 24;
@@ -336,7 +341,7 @@ class Trainer {
     std::vector<double> costs(sequences.size());
     parallel_for(sequences.size(), threads_,
                  [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
-    return search_teacher(sequences, costs, backfill_, cost_, threads_, {false, config_.predicted_run_times});
+    return search_teacher(sequences, costs, backfill_, cost_, threads_, teacher_family(/*cluster_relative=*/false));
   }
 
   /// Whether trace t's teacher is searched in the Slurm model: where its episodes run (in_slurm_), or, with compat
@@ -363,7 +368,7 @@ class Trainer {
     if (training_reference_[t] < 0)
       training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
     return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_,
-                          {false, config_.predicted_run_times});
+                          teacher_family(/*cluster_relative=*/false));
   }
 
   /// Where the teacher search and the training-part check run on trace t: its training part, or its last

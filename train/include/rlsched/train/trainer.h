@@ -129,6 +129,9 @@ struct TrainConfig {
   /// model then needs ended jobs in slurmctld, which site_factor/rlsched passes it (docs/plugins.md). Off: the
   /// network leaves those features out and the model is one of schema v1.
   bool predicted_run_times = false;
+  /// The teacher family gains each area rule with the share term (c = 3 and 10, train/src/teacher.h): a job's size
+  /// counted as its share of the cluster. The search then tries three times the rules.
+  bool share_term_teachers = false;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
