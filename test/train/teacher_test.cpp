@@ -2,6 +2,7 @@
 // (networks.h: set_linear_policy), and how far apart a scorer puts the jobs of a decision (within_decision_spread).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -255,14 +256,25 @@ TEST_CASE("the teacher search chooses the lowest cost and never a failed run") {
   CHECK_FALSE(best.rule.has_value());
 }
 
+namespace {
+
+/// A search's cost function that costs the rule named `cheap` 0.5 and every other candidate 0.9, and records the
+/// names of the candidates it was asked for (from the search's threads) in `seen`.
+std::function<double(const Scorer&)> recording_cost(std::vector<std::string>& seen, std::mutex& lock,
+                                                    std::string cheap) {
+  return [&seen, &lock, cheap = std::move(cheap)](const Scorer& scorer) {
+    std::lock_guard<std::mutex> hold(lock);
+    seen.emplace_back(scorer.name());
+    return scorer.name() == cheap ? 0.5 : 0.9;
+  };
+}
+
+}  // namespace
+
 TEST_CASE("the teacher family has rules on predicted run times only when asked for") {
   std::vector<std::string> seen;
   std::mutex lock;
-  auto cost = [&](const Scorer& scorer) {
-    std::lock_guard<std::mutex> hold(lock);
-    seen.emplace_back(scorer.name());
-    return scorer.name() == "area:1/0.5/0.25/predicted" ? 0.5 : 0.9;
-  };
+  const auto cost = recording_cost(seen, lock, "area:1/0.5/0.25/predicted");
   const Teacher limits = search_teacher(cost, 2);
   CHECK(limits.cost_ratio == 0.9);  // that rule was not tried
   CHECK(std::none_of(seen.begin(), seen.end(), [](const std::string& s) { return s.find("predicted") != s.npos; }));
@@ -278,11 +290,7 @@ TEST_CASE("the teacher family has rules on predicted run times only when asked f
 TEST_CASE("the teacher family has rules with the share term only when asked for") {
   std::vector<std::string> seen;
   std::mutex lock;
-  auto cost = [&](const Scorer& scorer) {
-    std::lock_guard<std::mutex> hold(lock);
-    seen.emplace_back(scorer.name());
-    return scorer.name() == "area:2/0/0.5/10/relative" ? 0.5 : 0.9;
-  };
+  const auto cost = recording_cost(seen, lock, "area:2/0/0.5/10/relative");
   const Teacher plain = search_teacher(cost, 2, TeacherFamily{true, false});
   CHECK(plain.cost_ratio == 0.9);  // that rule was not tried
   const std::size_t without = seen.size();
