@@ -124,12 +124,12 @@ def report(recipes, backfill):
     first, first_draws = recipes[0]
     lines += ["| recipe | draws | geometric mean over every fold of every draw | folds won over the draws | "
               f"{first} on the same seeds | each draw: geometric mean, folds won |", "|---|---|---|---|---|---|"]
-    for name, draws in recipes:
+    for i, (name, draws) in enumerate(recipes):
         mean, results, won, folds = summarise(draws)
         seeds = {seed for seed, _ in draws}
         paired = [d for d in first_draws if d[0] in seeds]
-        if name == first or not paired:
-            against = "" if name == first else "no seed in common"
+        if i == 0 or not paired:
+            against = "" if i == 0 else "no seed in common"
         else:
             p_mean, p_results, p_won, _ = summarise(paired)
             against = (f"{p_mean:.4f} over {p_results}, {p_won} won (seeds "
