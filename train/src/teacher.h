@@ -2,8 +2,9 @@
 // search on the training part.
 //
 // The family is smallest-area-first with ageing (rlsched/area_rule.h): score = -(a ln max(r, 10) + b ln n) +
-// g ln(1 + w / max(r, 10)), r the requested time, n the CPUs, w the wait so far. On Lublin-1 its members range from
-// far worse than F1 to clearly better. The network starts
+// g ln(1 + w / max(r, 10)), r the requested time, n the CPUs, w the wait so far (and, with TeacherFamily::share_term,
+// the size term also as c times the job's share of the cluster). On Lublin-1 its members range from far worse than
+// F1 to clearly better. The network starts
 // as the best member (imitated, then set to compute it exactly where the features allow) and PPO goes on from
 // there; the rule itself never ships, the network does.
 #pragma once
