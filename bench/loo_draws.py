@@ -66,7 +66,7 @@ def site_ratios(folder, backfill):
 
 
 def fold_ratios(sites):
-    """{fold: (slowdown ratio, p99 ratio)} from one draw's sites, folds in the protocol's order."""
+    """{fold: (slowdown ratio, p99 ratio)} from one draw's sites, folds in the order of their sites' names."""
     return {fold: pp.fold_means([sites[m] for m in members]) for fold, members in pp.loo_folds(list(sites))}
 
 
@@ -128,14 +128,16 @@ def report(recipes, backfill):
         mean, results, won, folds = summarise(draws)
         seeds = {seed for seed, _ in draws}
         paired = [d for d in first_draws if d[0] in seeds]
-        if i == 0 or not paired:
-            against = "" if i == 0 else "no seed in common"
+        if i == 0:
+            against = ""
+        elif not paired:
+            against = "no seed in common"
         else:
             p_mean, p_results, p_won, _ = summarise(paired)
             against = (f"{p_mean:.4f} over {p_results}, {p_won} won (seeds "
                        f"{', '.join(str(s) for s, _ in paired)})")
-        each = "; ".join(f"seed {seed}: {pp.geometric_mean([r[0] for r in ratios.values()]):.4f}, "
-                         f"{sum(pp.won(*r) for r in ratios.values())}" for seed, ratios in draws)
+        # One draw alone: its geometric mean over the folds and the folds it won.
+        each = "; ".join(f"seed {draw[0]}: {one[0]:.4f}, {one[2]}" for draw in draws for one in [summarise([draw])])
         lines.append(f"| {name} | {len(draws)} | {mean:.4f} over {results} | {won} of {folds} | {against} | {each} |")
     return lines + [""]
 
