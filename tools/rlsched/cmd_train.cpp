@@ -276,6 +276,11 @@ CommandRunner setup_train(CLI::App& app) {
                                    "Decisions (compat) or samples (slurm) per gradient step (default: 256 compat, "
                                    "2048 slurm)");
   app.add_option("--entropy", c.entropy_coef, "Entropy bonus")->capture_default_str();
+  app.add_option("--critic-warmup", c.critic_warmup,
+                 "Compat and mixed rollouts: PPO's first N epochs fit only the value head, the imitated policy "
+                 "acting unchanged")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--visible-queue", c.visible_queue, "Oldest waiting jobs a training decision chooses among")
       ->capture_default_str();
   app.add_option("--seed", c.seed, "Random seed (results are reproducible for a seed)")->capture_default_str();

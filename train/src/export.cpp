@@ -91,6 +91,7 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"ppo_iterations", c.ppo_iterations},
             {"minibatch", c.minibatch},
             {"entropy_coef", c.entropy_coef},
+            {"critic_warmup_epochs", c.rollouts != Rollouts::kSlurm ? c.critic_warmup : 0},
             {"imitation_epochs", c.imitation_epochs},
             {"teacher", info.result.teacher},
             {"reference", c.reference},
@@ -223,9 +224,12 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
           : fmt::format(
                 "PPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
                 "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision "
-                "minibatches, entropy bonus {}",
+                "minibatches, entropy bonus {}{}",
                 c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch,
-                c.entropy_coef);
+                c.entropy_coef,
+                c.critic_warmup > 0
+                    ? fmt::format("; the first {} epochs fit the value head alone", c.critic_warmup)
+                    : std::string());
   md += fmt::format(
       "## Training\n\n{}; warm start: {}. Seed {}. Ran {} epochs in {:.0f} s{}, {}.\n\n", algorithm,
       c.init_model.empty()

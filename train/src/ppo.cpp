@@ -98,7 +98,8 @@ void advantages(const std::vector<Episode>& episodes, const std::vector<float>& 
 }
 
 UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
-                       const TrainConfig& config, std::mt19937_64& rng) {
+                       const TrainConfig& config, std::mt19937_64& rng, Fit fit) {
+  const bool value_only = fit == Fit::kValueOnly;
   std::vector<DecisionRef> refs = all_decisions(episodes);
   UpdateStats stats;
   if (refs.empty()) return stats;
@@ -150,11 +151,14 @@ UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, con
       const torch::Tensor policy_loss = clipped_surrogate(lp.action, old, advantage, torch::ones({N}), config.clip);
       const torch::Tensor value_loss = (nets->values(batch) - target).pow(2).mean();
       const torch::Tensor entropy = lp.entropy.mean();
-      const torch::Tensor loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
+      const torch::Tensor loss = value_only ? config.value_coef * value_loss
+                                            : policy_loss + config.value_coef * value_loss -
+                                                  config.entropy_coef * entropy;
 
       optimizer.zero_grad();
       loss.backward();
-      torch::nn::utils::clip_grad_norm_(nets->parameters(), config.max_grad_norm);
+      torch::nn::utils::clip_grad_norm_(value_only ? nets->value->parameters() : nets->parameters(),
+                                        config.max_grad_norm);
       optimizer.step();
       nets->mask_unused();
 

@@ -25,9 +25,14 @@ std::pair<torch::Tensor, torch::Tensor> feature_statistics(const std::vector<Epi
 void advantages(const std::vector<Episode>& episodes, const std::vector<float>& values, double gamma, double lambda,
                 std::vector<float>& advantage, std::vector<float>& returns);
 
-/// One PPO update: several passes of clipped-objective minibatch steps over all decisions of `episodes`.
+/// What an update may change.
+enum class Fit { kPolicyAndValue, kValueOnly };
+
+/// One PPO update: several passes of clipped-objective minibatch steps over all decisions of `episodes`. With
+/// Fit::kValueOnly only the value loss is minimised, its gradient clipped over the value head alone: give it an
+/// optimiser over the value head's parameters, so that the policy stays exactly as it acted.
 UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, const std::vector<Episode>& episodes,
-                       const TrainConfig& config, std::mt19937_64& rng);
+                       const TrainConfig& config, std::mt19937_64& rng, Fit fit = Fit::kPolicyAndValue);
 
 /// PPO's clipped surrogate, -mean(weight * min(ratio * A, clip(ratio) * A)) / mean(weight): the one objective both
 /// update steps minimise.

@@ -117,7 +117,8 @@ class Trainer {
         threads_(config.threads > 0 ? config.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
         nets_(network_inputs(config.predicted_run_times, initial_), config.hidden),
-        optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
+        optimizer_(nets_->parameters(), torch::optim::AdamOptions(config.learning_rate)),
+        value_optimizer_(nets_->value->parameters(), torch::optim::AdamOptions(config.learning_rate)) {
     for (std::size_t t = 0; t < traces_.size(); ++t) {
       for (int w = 0; w < traces_[t].weight; ++w) draws_.push_back(t);
       in_slurm_.push_back(slurm_ || (config.rollouts == Rollouts::kMixed && has_accelerator_jobs(traces_[t])) ? 1 : 0);
@@ -607,7 +608,8 @@ class Trainer {
   }
 
   void set_learning_rate(double rate) {
-    for (auto& group : optimizer_.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
+    for (torch::optim::Adam* o : {&optimizer_, &value_optimizer_})
+      for (auto& group : o->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(rate);
   }
 
   /// Mixed rollouts: each of the epoch's episodes_per_epoch draws is a trace; those of compat traces run one compat
@@ -719,6 +721,7 @@ class Trainer {
     for (const Episode& e : episodes) ratio += e.cost_ratio();
     train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
     std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
+    if (epoch < config_.critic_warmup) return ppo_update(nets_, value_optimizer_, episodes, config_, rng, Fit::kValueOnly);
     return ppo_update(nets_, optimizer_, episodes, config_, rng);
   }
 
@@ -926,6 +929,9 @@ class Trainer {
   const int threads_;
   PolicyNets nets_;
   torch::optim::Adam optimizer_;
+  /// The value head's alone, for the critic's warm-up epochs (config.critic_warmup). Not checkpointed: a run resumed
+  /// inside the warm-up starts its moments again.
+  torch::optim::Adam value_optimizer_;
   std::vector<Sequence> validation_;
   std::vector<int> validation_weight_;  ///< the weight of each validation sequence's trace
   std::vector<double> validation_reference_;
