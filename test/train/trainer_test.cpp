@@ -318,6 +318,36 @@ TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   CHECK(text.find(cluster_file) != std::string::npos);
 }
 
+TEST_CASE("teachers ranked on the validation jobs: the rule of the recent past") {
+  TrainConfig c;
+  c.rollouts = Rollouts::kSlurm;  // the search runs in the Slurm model
+  c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
+  c.imitation_epochs = 1;
+  c.epochs = 0;  // the teacher and its figures are all this test reads
+  c.validation_sequences = 1;
+  auto on_training = train_policy(c);
+  c.teacher_on_validation = true;
+  auto on_validation = train_policy(c);
+  INFO(on_validation.status().message());
+  REQUIRE((on_training.ok() && on_validation.ok()));
+  INFO(on_training->teacher << "\n" << on_validation->teacher);
+  CHECK(on_training->teacher.find("training jobs in the Slurm model") != std::string::npos);
+  // The search's figure for the rule it chose is the rule's figure on the validation jobs...
+  const std::string key = "cost ratio ";
+  const std::size_t at = on_validation->teacher.find(key);
+  REQUIRE(at != std::string::npos);
+  CHECK(on_validation->teacher.find("validation jobs in the Slurm model") != std::string::npos);
+  const double searched = std::stod(on_validation->teacher.substr(at + key.size()));
+  CHECK(searched == Approx(on_validation->teacher_validation_cost_ratio).margin(6e-4));
+  // ...and no rule of the family does better there: the training part's choice is one of them.
+  CHECK(on_validation->teacher_validation_cost_ratio <= on_training->teacher_validation_cost_ratio);
+
+  c.rollouts = Rollouts::kCompat;  // validated in the compat simulator: no validation jobs to rank rules on
+  auto refused = train_policy(c);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("--teacher-on-validation") != std::string::npos);
+}
+
 namespace {
 
 /// A few seconds of training on Lublin-1, validated after every epoch.

@@ -224,6 +224,9 @@ CommandRunner setup_train(CLI::App& app) {
                  "Slurm model: the teacher search and the check of a better validation run the last N jobs of each "
                  "trace's training part (0: all of it)")
       ->capture_default_str();
+  app.add_flag("--teacher-on-validation", c.teacher_on_validation,
+               "Slurm model: the teacher search ranks each rule on the trace's validation jobs, the most recent it "
+               "reads, instead of its training part (needs --rollouts slurm or --select-on-slurm)");
   app.add_flag("--slurm-teacher-for-accelerators", c.slurm_teacher_for_accelerators,
                "compat rollouts: search the teacher (search, search-each) of each trace with accelerator jobs in the "
                "Slurm model on its cluster, which the compat simulator, one pool of CPUs, cannot see (--search-jobs "

@@ -294,9 +294,12 @@ class Trainer {
       teacher_ +=
           fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
                       best.cost_ratio, config_.reference,
-                      in_slurm ? fmt::format("the {}{} training jobs in the Slurm model",
-                                             search_stretch(t).first > 0 ? "last " : "", search_stretch(t).length)
-                               : fmt::format("{} training sequences", kSearchSequences));
+                      !in_slurm                      ? fmt::format("{} training sequences", kSearchSequences)
+                      : config_.teacher_on_validation ? fmt::format("the {} validation jobs in the Slurm model",
+                                                                    validation_jobs_[t].jobs.size())
+                                                      : fmt::format("the {}{} training jobs in the Slurm model",
+                                                                    search_stretch(t).first > 0 ? "last " : "",
+                                                                    search_stretch(t).length));
       out.push_back(std::move(best));
     }
     return out;
@@ -312,14 +315,14 @@ class Trainer {
     Teacher best = search_teacher(
         [&](const Scorer& scorer) {
           std::vector<double> log_ratio(traces_.size());
-          for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(training_part_ratio(t, scorer));
+          for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(search_ratio(t, scorer));
           return std::exp(pool_mean(log_ratio));
         },
         threads_, teacher_family(/*cluster_relative=*/true));
     teacher_ = fmt::format(
-        "{} for all {} traces (geometric mean of its cost ratios to {} on their training parts in "
-        "the Slurm model: {:.3f})",
-        best.description, traces_.size(), config_.reference, best.cost_ratio);
+        "{} for all {} traces (geometric mean of its cost ratios to {} on their {} in the Slurm model: {:.3f})",
+        best.description, traces_.size(), config_.reference,
+        config_.teacher_on_validation ? "validation jobs" : "training parts", best.cost_ratio);
     std::vector<Teacher> out;
     for (std::size_t t = 0; t < traces_.size(); ++t) out.push_back(same_teacher(best));
     return out;
@@ -368,8 +371,15 @@ class Trainer {
     if (training_reference_.size() != traces_.size()) training_reference_.assign(traces_.size(), -1.0);
     if (training_reference_[t] < 0)
       training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
-    return search_teacher([&](const Scorer& scorer) { return training_part_ratio(t, scorer); }, threads_,
+    return search_teacher([&](const Scorer& scorer) { return search_ratio(t, scorer); }, threads_,
                           teacher_family(/*cluster_relative=*/false));
+  }
+
+  /// What the Slurm-model search ranks a rule by on trace t: its cost over the reference's on the training part, or
+  /// with config.teacher_on_validation on the validation jobs.
+  double search_ratio(std::size_t t, const Scorer& scorer) const {
+    if (!config_.teacher_on_validation) return training_part_ratio(t, scorer);
+    return slurm_metric(validation_jobs_[t], traces_[t].cluster.get(), scorer) / validation_slurm_reference_[t];
   }
 
   /// Where the teacher search and the training-part check run on trace t: its training part, or its last
@@ -975,6 +985,10 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   }
   // The model is judged where it trains: the Slurm model's validation jobs.
   if (config.rollouts == Rollouts::kSlurm) run_config.select_on_slurm = true;
+  if (config.teacher_on_validation && !run_config.select_on_slurm)
+    return Status::InvalidInput(
+        "--teacher-on-validation ranks the rules on the Slurm model's validation jobs: train with --rollouts slurm "
+        "or --select-on-slurm");
   std::vector<TraceSplit> traces;
   for (const std::string& path : config.traces) {
     auto split = split_trace(path, config);

@@ -115,6 +115,10 @@ struct TrainConfig {
   /// training part (0: all of it). One run of an overloaded workload can take seconds: Gavel's 9,800 training jobs
   /// take about 10 s, so the search's 52 candidates take minutes there.
   std::size_t search_jobs = 0;
+  /// Where the search runs in the Slurm model, rank each rule by its cost on the trace's validation jobs (the most
+  /// recent the trainer reads) instead of its training part: the rule of a site's recent past rather than of its
+  /// whole history. Needs select_on_slurm (implied by Rollouts::kSlurm).
+  bool teacher_on_validation = false;
   /// Compat rollouts: search the teacher of each trace with accelerator jobs (and a cluster) in the Slurm model, as
   /// Slurm rollouts do. The compat simulator schedules such jobs as their CPUs on one pool, no partitions or types,
   /// and its search can choose a rule the trace's own cluster makes 2.5 times worse than SJF (policy_models/
