@@ -731,7 +731,8 @@ class Trainer {
     for (const Episode& e : episodes) ratio += e.cost_ratio();
     train_cost_ratio = ratio / static_cast<double>(std::max<std::size_t>(episodes.size(), 1));
     std::mt19937_64 rng = stream(config_.seed, static_cast<std::uint64_t>(epoch), ~0ull);
-    if (epoch < config_.critic_warmup) return ppo_update(nets_, value_optimizer_, episodes, config_, rng, Fit::kValueOnly);
+    if (epoch < config_.critic_warmup)
+      return ppo_update(nets_, value_optimizer_, episodes, config_, rng, Fit::kValueOnly);
     return ppo_update(nets_, optimizer_, episodes, config_, rng);
   }
 

@@ -152,7 +152,7 @@ struct TrainConfig {
   double entropy_coef = 0.001;
   /// Compat (and mixed rollouts' compat) episodes: PPO's first this many epochs fit the value head alone, the
   /// policy acting as imitation left it. The value head starts random, and advantages measured against it moved the
-  /// imitated network away from its best at the first validation (policy_models/README.md, rule P13).
+  /// imitated network away from its best at the first validation (policy_models/README.md, "PPO after imitation").
   int critic_warmup = 0;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
