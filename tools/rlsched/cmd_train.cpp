@@ -25,6 +25,7 @@ struct TrainOptions {
   std::string backfill = "easy";
   std::string objective = "bsld";
   std::string rollouts = "slurm";
+  std::string teacher_ranking = "training";
   /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
   /// ("implied" for a trace whose own header says its machine).
   std::vector<std::string> clusters;
@@ -67,6 +68,9 @@ int run_train(TrainOptions& options) {
   auto rollouts = train::parse_rollouts(options.rollouts);
   if (!rollouts.ok()) return fail(rollouts.status());
   config.rollouts = *rollouts;
+  auto ranking = train::parse_teacher_ranking(options.teacher_ranking);
+  if (!ranking.ok()) return fail(ranking.status());
+  config.teacher_ranking = *ranking;
   // The workloads as `rlsched evaluate` reads them (SWF, sacct, Alibaba, Gavel folders; the cluster given or implied;
   // the plugin configuration applied), so that the trainer trains on what evaluate judges and parses nothing itself.
   const std::vector<std::string>& clusters = options.clusters;
@@ -224,9 +228,13 @@ CommandRunner setup_train(CLI::App& app) {
                  "Slurm model: the teacher search and the check of a better validation run the last N jobs of each "
                  "trace's training part (0: all of it)")
       ->capture_default_str();
-  app.add_flag("--teacher-on-validation", c.teacher_on_validation,
-               "Slurm model: the teacher search ranks each rule on the trace's validation jobs, the most recent it "
-               "reads, instead of its training part (needs --rollouts slurm or --select-on-slurm)");
+  app.add_option("--teacher-on", options->teacher_ranking,
+                 "Slurm model: what the teacher search ranks the rules on: 'training' (each trace's training part), "
+                 "'validation' (its validation jobs, the most recent it reads) or 'validation-if-better' (the "
+                 "validation jobs' best rule where it beats the training part's there by more than "
+                 "--min-improvement); the last two need --rollouts slurm or --select-on-slurm")
+      ->check(CLI::IsMember({"training", "validation", "validation-if-better"}))
+      ->capture_default_str();
   app.add_flag("--slurm-teacher-for-accelerators", c.slurm_teacher_for_accelerators,
                "compat rollouts: search the teacher (search, search-each) of each trace with accelerator jobs in the "
                "Slurm model on its cluster, which the compat simulator, one pool of CPUs, cannot see (--search-jobs "

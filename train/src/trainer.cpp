@@ -38,6 +38,14 @@ Result<Rollouts> parse_rollouts(const std::string& text) {
   return Status::InvalidInput(fmt::format("unknown rollouts '{}' (known: slurm, compat, mixed)", text));
 }
 
+Result<TeacherRanking> parse_teacher_ranking(const std::string& text) {
+  if (text == "training") return TeacherRanking::kTrainingPart;
+  if (text == "validation") return TeacherRanking::kValidation;
+  if (text == "validation-if-better") return TeacherRanking::kValidationIfBetter;
+  return Status::InvalidInput(
+      fmt::format("unknown teacher ranking '{}' (known: training, validation, validation-if-better)", text));
+}
+
 const char* to_string(Rollouts rollouts) {
   switch (rollouts) {
     case Rollouts::kSlurm:
@@ -290,17 +298,16 @@ class Trainer {
         continue;
       }
       const bool in_slurm = searches_in_slurm(t);
-      Teacher best = in_slurm ? search_slurm_teacher(t) : search_compat_teacher(t);
-      teacher_ +=
-          fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {})", t ? "; " : "", trace, best.description,
-                      best.cost_ratio, config_.reference,
-                      !in_slurm                      ? fmt::format("{} training sequences", kSearchSequences)
-                      : config_.teacher_on_validation ? fmt::format("the {} validation jobs in the Slurm model",
-                                                                    validation_jobs_[t].jobs.size())
-                                                      : fmt::format("the {}{} training jobs in the Slurm model",
-                                                                    search_stretch(t).first > 0 ? "last " : "",
-                                                                    search_stretch(t).length));
-      out.push_back(std::move(best));
+      RankedTeacher best = in_slurm ? search_slurm_teacher(t) : RankedTeacher{search_compat_teacher(t)};
+      teacher_ += fmt::format(
+          "{}{}: {} (cost ratio {:.3f} to {} on {}{})", t ? "; " : "", trace, best.teacher.description,
+          best.teacher.cost_ratio, config_.reference,
+          !in_slurm            ? fmt::format("{} training sequences", kSearchSequences)
+          : best.on_validation ? fmt::format("the {} validation jobs in the Slurm model", validation_jobs_[t].jobs.size())
+                               : fmt::format("the {}{} training jobs in the Slurm model",
+                                             search_stretch(t).first > 0 ? "last " : "", search_stretch(t).length),
+          best.note);
+      out.push_back(std::move(best.teacher));
     }
     return out;
   }
@@ -312,20 +319,55 @@ class Trainer {
   /// mean with EASY backfill (policy_models/README.md). Each candidate runs on every trace: over 13 traces bound
   /// the stretch with config.search_jobs.
   std::vector<Teacher> joint_teacher() {
-    Teacher best = search_teacher(
-        [&](const Scorer& scorer) {
-          std::vector<double> log_ratio(traces_.size());
-          for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log(search_ratio(t, scorer));
-          return std::exp(pool_mean(log_ratio));
-        },
-        threads_, teacher_family(/*cluster_relative=*/true));
+    const auto over_traces = [&](double (Trainer::*ratio)(std::size_t, const Scorer&) const) {
+      return [this, ratio](const Scorer& scorer) {
+        std::vector<double> log_ratio(traces_.size());
+        for (std::size_t t = 0; t < traces_.size(); ++t) log_ratio[t] = std::log((this->*ratio)(t, scorer));
+        return std::exp(pool_mean(log_ratio));
+      };
+    };
+    RankedTeacher best = ranked_search(over_traces(&Trainer::training_part_ratio),
+                                       over_traces(&Trainer::validation_ratio), /*cluster_relative=*/true);
     teacher_ = fmt::format(
-        "{} for all {} traces (geometric mean of its cost ratios to {} on their {} in the Slurm model: {:.3f})",
-        best.description, traces_.size(), config_.reference,
-        config_.teacher_on_validation ? "validation jobs" : "training parts", best.cost_ratio);
+        "{} for all {} traces (geometric mean of its cost ratios to {} on their {} in the Slurm model: {:.3f}{})",
+        best.teacher.description, traces_.size(), config_.reference,
+        best.on_validation ? "validation jobs" : "training parts", best.teacher.cost_ratio, best.note);
     std::vector<Teacher> out;
-    for (std::size_t t = 0; t < traces_.size(); ++t) out.push_back(same_teacher(best));
+    for (std::size_t t = 0; t < traces_.size(); ++t) out.push_back(same_teacher(best.teacher));
     return out;
+  }
+
+  /// A searched teacher, and what its cost ratio was measured on.
+  struct RankedTeacher {
+    Teacher teacher;
+    bool on_validation = false;  ///< the validation jobs (else the training part, or compat's sequences)
+    std::string note;            ///< why it, where the ranking compared the two
+  };
+
+  /// The search in the Slurm model, the rules ranked as config.teacher_ranking says: `on_training` and
+  /// `on_validation` give a rule's cost ratio on the training part and on the validation jobs.
+  RankedTeacher ranked_search(const std::function<double(const Scorer&)>& on_training,
+                              const std::function<double(const Scorer&)>& on_validation, bool cluster_relative) {
+    const TeacherFamily family = teacher_family(cluster_relative);
+    switch (config_.teacher_ranking) {
+      case TeacherRanking::kTrainingPart:
+        return {search_teacher(on_training, threads_, family)};
+      case TeacherRanking::kValidation:
+        return {search_teacher(on_validation, threads_, family), true};
+      case TeacherRanking::kValidationIfBetter:
+        break;
+    }
+    Teacher history = search_teacher(on_training, threads_, family);
+    Teacher recent = search_teacher(on_validation, threads_, family);
+    const double history_recently = on_validation(*history.scorer);
+    if (recent.cost_ratio < history_recently * (1.0 - config_.min_improvement))
+      return {std::move(recent), true,
+              fmt::format("; the training part's rule, {}, stood at {:.3f} there", history.description,
+                          history_recently)};
+    const std::string note =
+        fmt::format("; on the validation jobs it stood at {:.3f} and their best rule, {}, at {:.3f}",
+                    history_recently, recent.description, recent.cost_ratio);
+    return {std::move(history), false, note};
   }
 
   /// The rules the teacher search tries, as the configuration asks.
@@ -366,19 +408,18 @@ class Trainer {
   /// area rule the whole training part prefers has 0.67 times F1's slowdown; policy_models/README.md). One run of
   /// RICC's 287,000 training jobs takes about 2.5 s with a heuristic, so the family's 52 members cost a minute or two
   /// on 2 cores (RICC's whole warm start took 147-181 s).
-  Teacher search_slurm_teacher(std::size_t t) {
+  RankedTeacher search_slurm_teacher(std::size_t t) {
     // Slurm rollouts measured every trace's reference in the constructor; compat ones only search some here.
     if (training_reference_.size() != traces_.size()) training_reference_.assign(traces_.size(), -1.0);
     if (training_reference_[t] < 0)
       training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
-    return search_teacher([&](const Scorer& scorer) { return search_ratio(t, scorer); }, threads_,
-                          teacher_family(/*cluster_relative=*/false));
+    return ranked_search([&](const Scorer& scorer) { return training_part_ratio(t, scorer); },
+                         [&](const Scorer& scorer) { return validation_ratio(t, scorer); },
+                         /*cluster_relative=*/false);
   }
 
-  /// What the Slurm-model search ranks a rule by on trace t: its cost over the reference's on the training part, or
-  /// with config.teacher_on_validation on the validation jobs.
-  double search_ratio(std::size_t t, const Scorer& scorer) const {
-    if (!config_.teacher_on_validation) return training_part_ratio(t, scorer);
+  /// `scorer`'s metric over the reference's on trace t's validation jobs in the Slurm model (select_on_slurm).
+  double validation_ratio(std::size_t t, const Scorer& scorer) const {
     return slurm_metric(validation_jobs_[t], traces_[t].cluster.get(), scorer) / validation_slurm_reference_[t];
   }
 
@@ -986,10 +1027,10 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   }
   // The model is judged where it trains: the Slurm model's validation jobs.
   if (config.rollouts == Rollouts::kSlurm) run_config.select_on_slurm = true;
-  if (config.teacher_on_validation && !run_config.select_on_slurm)
+  if (config.teacher_ranking != TeacherRanking::kTrainingPart && !run_config.select_on_slurm)
     return Status::InvalidInput(
-        "--teacher-on-validation ranks the rules on the Slurm model's validation jobs: train with --rollouts slurm "
-        "or --select-on-slurm");
+        "--teacher-on validation and validation-if-better rank the rules on the Slurm model's validation jobs: train "
+        "with --rollouts slurm or --select-on-slurm");
   std::vector<TraceSplit> traces;
   for (const std::string& path : config.traces) {
     auto split = split_trace(path, config);

@@ -53,8 +53,20 @@ enum class Rollouts {
   kMixed,
 };
 
+/// What the teacher search ranks the rules on in the Slurm model: a site's whole history, or its recent past.
+enum class TeacherRanking {
+  kTrainingPart,  ///< each rule's cost on the trace's training part
+  kValidation,    ///< on its validation jobs, the most recent the trainer reads (policy_models/README.md, rule P14)
+  /// The validation jobs' best rule where it beats the training part's rule there by more than min_improvement,
+  /// else the training part's rule: the recent past overrides the history only where it tells the rules apart (a
+  /// quiet month, where every rule ties, keeps the history's; rule P15).
+  kValidationIfBetter,
+};
+
 Result<Rollouts> parse_rollouts(const std::string& text);
 const char* to_string(Rollouts rollouts);
+/// "training", "validation" or "validation-if-better" (rlsched train --teacher-on).
+Result<TeacherRanking> parse_teacher_ranking(const std::string& text);
 
 /// A workload already read and prepared by the caller (the CLI loads it as `rlsched evaluate` does: SWF, sacct,
 /// Alibaba, Gavel folders, with the plugin configuration applied), and the cluster it runs on.
@@ -115,10 +127,9 @@ struct TrainConfig {
   /// training part (0: all of it). One run of an overloaded workload can take seconds: Gavel's 9,800 training jobs
   /// take about 10 s, so the search's 52 candidates take minutes there.
   std::size_t search_jobs = 0;
-  /// Where the search runs in the Slurm model, rank each rule by its cost on the trace's validation jobs (the most
-  /// recent the trainer reads) instead of its training part: the rule of a site's recent past rather than of its
-  /// whole history. Needs select_on_slurm (implied by Rollouts::kSlurm).
-  bool teacher_on_validation = false;
+  /// What the search ranks the rules on where it runs in the Slurm model (TeacherRanking). Other than the training
+  /// part it needs select_on_slurm (implied by Rollouts::kSlurm), whose validation jobs it reads.
+  TeacherRanking teacher_ranking = TeacherRanking::kTrainingPart;
   /// Compat rollouts: search the teacher of each trace with accelerator jobs (and a cluster) in the Slurm model, as
   /// Slurm rollouts do. The compat simulator schedules such jobs as their CPUs on one pool, no partitions or types,
   /// and its search can choose a rule the trace's own cluster makes 2.5 times worse than SJF (policy_models/
