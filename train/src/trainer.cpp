@@ -299,25 +299,25 @@ class Trainer {
       }
       const bool in_slurm = searches_in_slurm(t);
       RankedTeacher best = in_slurm ? search_slurm_teacher(t) : RankedTeacher{search_compat_teacher(t)};
-      teacher_ += fmt::format(
-          "{}{}: {} (cost ratio {:.3f} to {} on {}{})", t ? "; " : "", trace, best.teacher.description,
-          best.teacher.cost_ratio, config_.reference,
+      const std::string ranked_on =
           !in_slurm            ? fmt::format("{} training sequences", kSearchSequences)
-          : best.on_validation ? fmt::format("the {} validation jobs in the Slurm model", validation_jobs_[t].jobs.size())
-                               : fmt::format("the {}{} training jobs in the Slurm model",
-                                             search_stretch(t).first > 0 ? "last " : "", search_stretch(t).length),
-          best.note);
+          : best.on_validation ? fmt::format("the {} validation jobs", validation_jobs_[t].jobs.size())
+                               : fmt::format("the {}{} training jobs", search_stretch(t).first > 0 ? "last " : "",
+                                             search_stretch(t).length);
+      teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {}{}{})", t ? "; " : "", trace,
+                              best.teacher.description, best.teacher.cost_ratio, config_.reference, ranked_on,
+                              in_slurm ? " in the Slurm model" : "", best.note);
       out.push_back(std::move(best.teacher));
     }
     return out;
   }
 
-  /// One rule for every trace: the cluster-relative member of the family (or heuristic) with the lowest geometric
-  /// mean of its training-part ratios over the traces. With one teacher per trace the network imitates several
-  /// rules at once, which no one weighted sum computes, so it cannot start as any of them. In leave one out, same
-  /// options, one rule won 5 cells of 8 on four workloads and per-trace teachers 3, at about the same geometric
-  /// mean with EASY backfill (policy_models/README.md). Each candidate runs on every trace: over 13 traces bound
-  /// the stretch with config.search_jobs.
+  /// One rule for every trace: the cluster-relative member of the family (or heuristic) with the lowest geometric mean
+  /// of its training-part ratios over the traces (or of its validation ratios: config.teacher_ranking). With one
+  /// teacher per trace the network imitates several rules at once, which no one weighted sum computes, so it cannot
+  /// start as any of them. In leave one out, same options, one rule won 5 cells of 8 on four workloads and per-trace
+  /// teachers 3, at about the same geometric mean with EASY backfill (policy_models/README.md). Each candidate runs on
+  /// every trace: over 13 traces bound the stretch with config.search_jobs.
   std::vector<Teacher> joint_teacher() {
     const auto over_traces = [&](double (Trainer::*ratio)(std::size_t, const Scorer&) const) {
       return [this, ratio](const Scorer& scorer) {
