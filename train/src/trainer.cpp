@@ -298,7 +298,7 @@ class Trainer {
         continue;
       }
       const bool in_slurm = searches_in_slurm(t);
-      RankedTeacher best = in_slurm ? search_slurm_teacher(t) : RankedTeacher{search_compat_teacher(t)};
+      RankedTeacher best = in_slurm ? search_slurm_teacher(t) : RankedTeacher{search_compat_teacher(t), false, {}};
       const std::string ranked_on =
           !in_slurm            ? fmt::format("{} training sequences", kSearchSequences)
           : best.on_validation ? fmt::format("the {} validation jobs", validation_jobs_[t].jobs.size())
@@ -351,9 +351,9 @@ class Trainer {
     const TeacherFamily family = teacher_family(cluster_relative);
     switch (config_.teacher_ranking) {
       case TeacherRanking::kTrainingPart:
-        return {search_teacher(on_training, threads_, family)};
+        return {search_teacher(on_training, threads_, family), false, {}};
       case TeacherRanking::kValidation:
-        return {search_teacher(on_validation, threads_, family), true};
+        return {search_teacher(on_validation, threads_, family), true, {}};
       case TeacherRanking::kValidationIfBetter:
         break;
     }
