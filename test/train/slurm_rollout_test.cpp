@@ -615,7 +615,7 @@ TEST_CASE("episode cost: Slurm model vs compat", "[.bench]") {
         auto t0 = std::chrono::steady_clock::now();
         const ScoreEpisode e = run_slurm_policy(SlurmSequence{&*split, first, length}, plain, x, {}, cost, 1.0, rng);
         auto t1 = std::chrono::steady_clock::now();
-        (void)run_policy(Sequence{&split->prepared, first, length}, plain, true, false, 256, cost, 1.0, rng);
+        (void)run_policy(Sequence{&split->prepared, first, length}, plain, true, 1.0, 256, cost, 1.0, rng);
         auto t2 = std::chrono::steady_clock::now();
         slurm_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
         compat_ms += std::chrono::duration<double, std::milli>(t2 - t1).count();

@@ -122,6 +122,67 @@ TEST_CASE("the critic's warm-up fits the value head and leaves the policy exactl
   CHECK_FALSE(torch::equal(nets->scores(rows).detach(), scores_before));
 }
 
+// --temperature: a compat rollout samples from softmax(score / T) and records that log-probability, and PPO's update
+// reads its decisions the same way; near 0 the sampled policy is the greedy one that validation and slurmctld run.
+TEST_CASE("a sampling temperature: rollouts record softmax(score / T), PPO reads it so, near 0 the play is greedy") {
+  constexpr auto kF = static_cast<int64_t>(features::kFeatureCount);
+  auto workload = io::read_swf(std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf");
+  REQUIRE(workload.ok());
+  auto prepared = sim::prepare_compat_workload(*workload);
+  REQUIRE(prepared.ok());
+  const Sequence sequence{&*prepared, 2000, 512};
+  TrainConfig config;
+  config.rollouts = Rollouts::kCompat;
+  const CostModel cost(config);
+  torch::manual_seed(7);
+  PolicyNets nets(static_cast<int>(kF), std::vector<int>{8});
+  const Episode demo = run_imitation(sequence, *make_scorer("sjf").value(), true, 256, false);
+  const auto [mean, std] = feature_statistics({demo});
+  nets->set_normalisation(mean, std);
+  nets->set_used_features(std::vector<char>(features::kFeatureCount, 1));
+  const PlainMlp plain = nets->to_plain();
+
+  // Share of an episode's decisions that took a highest-scoring job; checks each recorded log-probability.
+  auto greedy_share = [&](double temperature) {
+    std::mt19937_64 rng(3);
+    const Episode e = run_policy(sequence, plain, true, temperature, 256, cost, 1.0, rng);
+    REQUIRE(e.decisions.size() > 50);
+    std::vector<float> s, scratch;
+    std::vector<int64_t> segment, action_row;
+    std::size_t greedy = 0;
+    for (std::size_t d = 0; d < e.decisions.size(); ++d) {
+      const Decision& decision = e.decisions[d];
+      s.resize(decision.rows);
+      plain.forward(e.features.data() + decision.first_row * features::kFeatureCount, decision.rows, s.data(),
+                    scratch);
+      const double top = *std::max_element(s.begin(), s.end());
+      double sum = 0;
+      for (float v : s) sum += std::exp((v - top) / temperature);
+      const double expected = (s[decision.action] - top) / temperature - std::log(sum);
+      CHECK(decision.logp == Approx(expected).margin(1e-3));
+      greedy += s[decision.action] == top ? 1 : 0;
+      for (std::uint32_t r = 0; r < decision.rows; ++r) segment.push_back(static_cast<int64_t>(d));
+      action_row.push_back(static_cast<int64_t>(decision.first_row + decision.action));
+    }
+    // PPO's side: the same decisions, read back at the same temperature, give the recorded log-probabilities.
+    DecisionBatch batch;
+    const auto rows = static_cast<int64_t>(e.features.size()) / kF;
+    batch.rows = torch::from_blob(const_cast<float*>(e.features.data()), {rows, kF}).clone();
+    batch.segment = torch::tensor(segment);
+    batch.action_row = torch::tensor(action_row);
+    batch.decisions = static_cast<int64_t>(e.decisions.size());
+    const torch::Tensor logp = nets->log_probs(batch, temperature).action.detach();
+    for (std::size_t d = 0; d < e.decisions.size(); d += 7)
+      CHECK(logp[static_cast<int64_t>(d)].item<double>() == Approx(e.decisions[d].logp).margin(1e-3));
+    return static_cast<double>(greedy) / static_cast<double>(e.decisions.size());
+  };
+  const double at_one = greedy_share(1.0);
+  const double near_zero = greedy_share(1e-3);
+  INFO("greedy share at T = 1: " << at_one << ", at T = 0.001: " << near_zero);
+  CHECK(at_one < 0.9);
+  CHECK(near_zero > 0.95);  // near-ties (score gaps of about T) still split
+}
+
 TEST_CASE("networks over v1's columns read schema-wide rows and draw v1's initial weights") {
   constexpr auto kWide = static_cast<int64_t>(features::kFeatureCount);
   constexpr auto kV1 = static_cast<int64_t>(features::kV1FeatureCount);
@@ -455,6 +516,46 @@ TEST_CASE("through the critic's warm-up epochs the policy validates as imitation
   CHECK(h[1] == start);
 }
 
+TEST_CASE("imitation restarts: PPO starts from the one that validates best, the first imitated as without them") {
+  TrainConfig c = short_run(1);
+  c.exact_teacher = false;  // set to one rule exactly, every restart would rank as that rule does
+  auto once = train_policy(c);
+  REQUIRE(once.ok());
+  const double first = once->initial_validation_cost_ratio;
+  // Runs k restarts; returns the figures of the card's "(imitation K: X; the others A, B, ...)", the kept one first.
+  const auto restarts = [&](int k) {
+    c.imitation_restarts = k;
+    auto run = train_policy(c);
+    REQUIRE(run.ok());
+    const std::string& text = run->teacher;
+    INFO(text);
+    const std::size_t at =
+        text.find("; the best of " + std::to_string(k) + " imitations from different initial weights");
+    REQUIRE(at != std::string::npos);
+    const std::string rule = once->teacher.substr(0, once->teacher.find(';'));
+    CHECK(text.compare(0, rule.size(), rule) == 0);
+    std::vector<double> figures{std::stod(text.substr(text.find(": ", text.find("(imitation ", at)) + 2))};
+    for (std::size_t p = text.find("the others ", at) + 11; p != std::string::npos;) {
+      figures.push_back(std::stod(text.substr(p)));
+      p = text.find(", ", p);
+      if (p != std::string::npos) p += 2;
+    }
+    REQUIRE(figures.size() == static_cast<std::size_t>(k));
+    CHECK(run->initial_validation_cost_ratio == Approx(figures[0]).margin(5e-5));
+    CHECK(figures[0] == *std::min_element(figures.begin(), figures.end()));
+    // The first imitation is the run without restarts.
+    CHECK(std::any_of(figures.begin(), figures.end(), [&](double f) { return std::abs(f - first) < 5e-5; }));
+    return figures;
+  };
+  // At this seed the first of two is the better and the last of four the best: both places are kept.
+  const std::vector<double> two = restarts(2);
+  CHECK(two[0] == Approx(first).margin(5e-5));
+  const std::vector<double> four = restarts(4);
+  CHECK(four[0] < first - 1e-3);
+  c.imitation_restarts = 0;
+  CHECK(train_policy(c).status().message() == "--imitation-restarts 0: imitation runs at least once");
+}
+
 // A busy 64-processor machine whose 8 users run their jobs for 5% to 100% of their time limits, each user always
 // about the same share: what predicted run times are made from.
 std::string users_trace(const std::string& path) {
@@ -596,4 +697,9 @@ TEST_CASE("bad training input is refused with a clear message") {
   c.reference = "f1";
   c.traces = {std::string(RLSCHED_TEST_DATA) + "/sacct/speeds.txt"};  // accelerator jobs: the cluster is needed
   CHECK_THAT(train_policy(c).status().message(), Catch::Contains("give the cluster it ran on: --slurm-conf"));
+  c.temperature = 0;
+  CHECK(train_policy(c).status().message() == "--temperature 0: must be above 0");
+  c.temperature = 0.1;
+  c.rollouts = Rollouts::kSlurm;
+  CHECK_THAT(train_policy(c).status().message(), Catch::Contains("Slurm-model rollouts explore with --score-noise"));
 }

@@ -224,6 +224,10 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();
+  app.add_option("--imitation-restarts", c.imitation_restarts,
+                 "Imitate this many times from different initial weights and start PPO from the imitation that "
+                 "validates best (on the figure the model is selected on)")
+      ->capture_default_str();
   app.add_option("--search-jobs", c.search_jobs,
                  "Slurm model: the teacher search and the check of a better validation run the last N jobs of each "
                  "trace's training part (0: all of it)")
@@ -291,6 +295,11 @@ CommandRunner setup_train(CLI::App& app) {
                  "Compat and mixed rollouts: PPO's first N epochs fit only the value head, the imitated policy "
                  "acting unchanged")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--temperature", c.temperature,
+                 "Compat and mixed rollouts: PPO samples each decision from softmax(score / T); below 1 the sampled "
+                 "policy is nearer the greedy one that is validated and served")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--visible-queue", c.visible_queue, "Oldest waiting jobs a training decision chooses among")
       ->capture_default_str();

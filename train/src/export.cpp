@@ -92,7 +92,9 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"minibatch", c.minibatch},
             {"entropy_coef", c.entropy_coef},
             {"critic_warmup_epochs", c.rollouts != Rollouts::kSlurm ? c.critic_warmup : 0},
+            {"temperature", c.rollouts != Rollouts::kSlurm ? c.temperature : 1.0},
             {"imitation_epochs", c.imitation_epochs},
+            {"imitation_restarts", c.imitation_restarts},
             {"teacher", info.result.teacher},
             {"reference", c.reference},
             {"selected_on",
@@ -224,9 +226,11 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
           : fmt::format(
                 "PPO with a clipped objective (clip {}), GAE (lambda {}), a value head over pooled queue "
                 "features, Adam (learning rate {}), {} episodes per epoch, {} passes of {}-decision "
-                "minibatches, entropy bonus {}{}",
+                "minibatches, entropy bonus {}{}{}",
                 c.clip, c.gae_lambda, c.learning_rate, c.episodes_per_epoch, c.ppo_iterations, c.minibatch,
                 c.entropy_coef,
+                c.temperature != 1.0 ? fmt::format("; decisions sampled from softmax(score / {})", c.temperature)
+                                     : std::string(),
                 c.critic_warmup > 0
                     ? fmt::format("; the first {} epochs fit the value head alone", c.critic_warmup)
                     : std::string());

@@ -110,8 +110,8 @@ bool PolicyNetsImpl::set_linear_policy(const std::vector<double>& weights, doubl
 
 torch::Tensor PolicyNetsImpl::scores(const torch::Tensor& rows) { return policy->forward(normalise(rows)).squeeze(1); }
 
-LogProbs PolicyNetsImpl::log_probs(const DecisionBatch& b) {
-  const torch::Tensor s = scores(b.rows);
+LogProbs PolicyNetsImpl::log_probs(const DecisionBatch& b, double temperature) {
+  const torch::Tensor s = temperature == 1.0 ? scores(b.rows) : scores(b.rows) / temperature;
   // A softmax per decision over its own rows: shift by each segment's max, normalise by each segment's sum.
   const torch::Tensor shifted = s - segment_max(s.detach(), b).index_select(0, b.segment);
   const torch::Tensor sums = torch::zeros({b.decisions}).index_add(0, b.segment, shifted.exp());

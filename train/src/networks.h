@@ -52,8 +52,9 @@ class PolicyNetsImpl : public torch::nn::Module {
 
   /// Scores of raw feature rows [N, F] -> [N].
   torch::Tensor scores(const torch::Tensor& rows);
-  /// Per decision: log-probability of its action under a softmax over its rows, and the entropy.
-  LogProbs log_probs(const DecisionBatch& batch);
+  /// Per decision: log-probability of its action under a softmax over its rows' scores / temperature, and the
+  /// entropy.
+  LogProbs log_probs(const DecisionBatch& batch, double temperature = 1.0);
   /// State values [B] from pooled (mean, max) normalised rows, the queue size and how much of the episode is left.
   torch::Tensor values(const DecisionBatch& batch);
 

@@ -146,7 +146,7 @@ UpdateStats ppo_update(PolicyNets& nets, torch::optim::Optimizer& optimizer, con
       const torch::Tensor advantage = torch::from_blob(a.data(), {N}).clone();
       const torch::Tensor target = torch::from_blob(r.data(), {N}).clone();
 
-      const LogProbs lp = nets->log_probs(batch);
+      const LogProbs lp = nets->log_probs(batch, config.temperature);
       const torch::Tensor ratio = (lp.action - old).exp();
       const torch::Tensor policy_loss = clipped_surrogate(lp.action, old, advantage, torch::ones({N}), config.clip);
       const torch::Tensor value_loss = (nets->values(batch) - target).pow(2).mean();

@@ -55,9 +55,15 @@ struct VisibleQueue {
 
 class PolicyAgent final : public sim::DecisionMaker {
  public:
-  PolicyAgent(const PlainMlp& policy, bool greedy, std::size_t visible, const CostModel& cost, Episode& episode,
-              std::mt19937_64& rng, std::size_t jobs)
-      : policy_(policy), greedy_(greedy), visible_(visible), cost_(cost), episode_(episode), rng_(rng), jobs_(jobs) {}
+  PolicyAgent(const PlainMlp& policy, double temperature, std::size_t visible, const CostModel& cost,
+              Episode& episode, std::mt19937_64& rng, std::size_t jobs)
+      : policy_(policy),
+        temperature_(temperature),
+        visible_(visible),
+        cost_(cost),
+        episode_(episode),
+        rng_(rng),
+        jobs_(jobs) {}
 
   bool reads_predicted_run_time() const override { return policy_.reads_predicted_run_time; }
 
@@ -67,7 +73,10 @@ class PolicyAgent final : public sim::DecisionMaker {
     const std::size_t n = view_.jobs.size();
     logits_.resize(n);
     policy_.forward(view_.rows.data(), n, logits_.data(), scratch_);
-    if (greedy_) return static_cast<std::size_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
+    if (temperature_ <= 0)
+      return static_cast<std::size_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
+    if (temperature_ != 1.0)
+      for (float& l : logits_) l = static_cast<float>(static_cast<double>(l) / temperature_);
 
     const float top = *std::max_element(logits_.begin(), logits_.end());
     double total = 0;
@@ -108,7 +117,7 @@ class PolicyAgent final : public sim::DecisionMaker {
 
  private:
   const PlainMlp& policy_;
-  const bool greedy_;
+  const double temperature_;  ///< 0: greedy
   const std::size_t visible_;
   const CostModel& cost_;
   Episode& episode_;
@@ -175,10 +184,10 @@ void PlainMlpScorer::score(const ScoringContext& context, const std::vector<Pend
   for (std::size_t i = 0; i < jobs.size(); ++i) out[i] = logits_[i];
 }
 
-Episode run_policy(const Sequence& s, const PlainMlp& policy, bool backfill, bool greedy, std::size_t visible,
+Episode run_policy(const Sequence& s, const PlainMlp& policy, bool backfill, double temperature, std::size_t visible,
                    const CostModel& cost, double reference, std::mt19937_64& rng) {
   Episode episode;
-  PolicyAgent agent(policy, greedy, visible, cost, episode, rng, std::max<std::size_t>(s.length, 1));
+  PolicyAgent agent(policy, temperature, visible, cost, episode, rng, std::max<std::size_t>(s.length, 1));
   const auto outcomes = sim::run_compat_sequence(*s.workload, s.first, s.length, agent, backfill);
   episode.cost = cost.sequence_cost(outcomes);
   episode.reference_cost = reference;

@@ -61,11 +61,11 @@ class CostModel {
 /// The reference heuristic's cost on a sequence.
 double reference_cost(const Sequence& sequence, const Scorer& reference, bool backfill, const CostModel& cost);
 
-/// Runs the policy on a sequence. greedy: highest score (deployment); otherwise samples from the softmax and
-/// records decisions and rewards into the episode. visible: how many of the oldest queued jobs it chooses among
-/// (0 = all).
-Episode run_policy(const Sequence& sequence, const PlainMlp& policy, bool backfill, bool greedy, std::size_t visible,
-                   const CostModel& cost, double reference, std::mt19937_64& rng);
+/// Runs the policy on a sequence. temperature 0: the highest score (deployment); otherwise samples from
+/// softmax(score / temperature) and records decisions and rewards into the episode. visible: how many of the oldest
+/// queued jobs it chooses among (0 = all).
+Episode run_policy(const Sequence& sequence, const PlainMlp& policy, bool backfill, double temperature,
+                   std::size_t visible, const CostModel& cost, double reference, std::mt19937_64& rng);
 
 /// The deployed behaviour: always the highest-scoring job (first in FCFS order among equals), nothing recorded.
 class GreedyPolicy final : public sim::DecisionMaker {

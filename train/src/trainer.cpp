@@ -528,11 +528,56 @@ class Trainer {
           "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "
           "for each other): nothing to learn from; train on a busier or longer trace");
     nets_->set_used_features(used);
-    std::mt19937_64 rng = stream(config_.seed, ~0ull, ~0ull);
+    if (config_.imitation_restarts <= 1) {
+      imitate(teachers, demos, 0);
+      return Status::Ok();
+    }
+    // Each restart imitates the same demonstrations from other initial weights; the one that validates best is kept.
+    const std::string teacher = teacher_;
+    std::vector<double> figures;
+    State kept;
+    std::string kept_teacher;
+    std::size_t best = 0;
+    for (int restart = 0; restart < config_.imitation_restarts; ++restart) {
+      if (restart > 0) redraw_policy(restart);
+      teacher_ = teacher;
+      imitate(teachers, demos, restart);
+      figures.push_back(validate());
+      if (restart == 0 || figures.back() < figures[best]) {
+        best = figures.size() - 1;
+        kept = snapshot();
+        kept_teacher = teacher_;
+      }
+    }
+    restore(kept);
+    optimizer_.state().clear();
+    std::string others;
+    for (std::size_t k = 0; k < figures.size(); ++k)
+      if (k != best) others += fmt::format("{}{:.4f}", others.empty() ? "" : ", ", figures[k]);
+    teacher_ = fmt::format("{}; the best of {} imitations from different initial weights on the validation figure "
+                           "(imitation {}: {:.4f}; the others {})",
+                           kept_teacher, figures.size(), best + 1, figures[best], others);
+    return Status::Ok();
+  }
+
+  /// One imitation: config.imitation_epochs passes of behaviour cloning over `demos`, then, where asked, the network
+  /// set to compute the teacher's rule. Restart 0 shuffles as a run without restarts does.
+  void imitate(const std::vector<Teacher>& teachers, const std::vector<Episode>& demos, int restart) {
+    std::mt19937_64 rng = stream(config_.seed, ~0ull - static_cast<std::uint64_t>(restart), ~0ull);
     for (int pass = 0; pass < config_.imitation_epochs; ++pass)
       imitation_pass(nets_, optimizer_, demos, config_.minibatch, rng);
     if (config_.imitation_epochs > 0 && config_.exact_teacher) start_as_the_rule(teachers, demos);
-    return Status::Ok();
+  }
+
+  /// New initial weights for the policy (torch's default initialisation, seeded by the run's seed and the restart),
+  /// its unused features masked again and Adam's moments cleared; the normalisation and the value head stay.
+  void redraw_policy(int restart) {
+    torch::NoGradGuard no_grad;
+    torch::manual_seed(config_.seed * 1000003ull + static_cast<std::uint64_t>(restart));
+    for (const auto& child : nets_->policy->children())
+      if (auto* linear = child->as<torch::nn::LinearImpl>()) linear->reset_parameters();
+    nets_->mask_unused();
+    optimizer_.state().clear();
   }
 
   /// Imitation learns the teacher's choices from one tick to the next and does not reproduce the rule: on Lublin-1
@@ -784,7 +829,7 @@ class Trainer {
       const Sequence& s = draws[i].sequence;
       std::mt19937_64& rng = draws[i].rng;
       const double reference = reference_cost(s, *reference_, backfill_, cost_);
-      episodes[i] = run_policy(s, plain, backfill_, /*greedy=*/false, config_.visible_queue, cost_, reference, rng);
+      episodes[i] = run_policy(s, plain, backfill_, config_.temperature, config_.visible_queue, cost_, reference, rng);
     });
     return episodes;
   }
@@ -829,7 +874,7 @@ class Trainer {
     parallel_for(validation_.size(), threads_, [&](std::size_t i) {
       std::mt19937_64 unused(0);
       const Episode e =
-          run_policy(validation_[i], plain, backfill_, /*greedy=*/true, 0, cost_, validation_reference_[i], unused);
+          run_policy(validation_[i], plain, backfill_, /*temperature=*/0, 0, cost_, validation_reference_[i], unused);
       ratio[i] = e.cost_ratio();
     });
     double sum = 0, count = 0;  // each sequence counted its trace's weight times, as pool_mean does
@@ -1025,6 +1070,14 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");
     if (!(config.score_noise > 0)) return Status::InvalidInput("Slurm-model rollouts need a score noise > 0");
   }
+  if (config.imitation_restarts < 1)
+    return Status::InvalidInput(
+        fmt::format("--imitation-restarts {}: imitation runs at least once", config.imitation_restarts));
+  if (!(config.temperature > 0))
+    return Status::InvalidInput(fmt::format("--temperature {}: must be above 0", config.temperature));
+  if (config.temperature != 1.0 && config.rollouts == Rollouts::kSlurm)
+    return Status::InvalidInput(
+        "--temperature shapes the compat simulator's softmax; Slurm-model rollouts explore with --score-noise");
   // The model is judged where it trains: the Slurm model's validation jobs.
   if (config.rollouts == Rollouts::kSlurm) run_config.select_on_slurm = true;
   if (config.teacher_ranking != TeacherRanking::kTrainingPart && !run_config.select_on_slurm)

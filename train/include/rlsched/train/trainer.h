@@ -122,6 +122,9 @@ struct TrainConfig {
   /// trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
+  /// Imitation runs this many times from different initial weights (the first from the weights a run with 1 starts
+  /// from) and PPO starts from the one that validates best, on the figure the model is selected on.
+  int imitation_restarts = 1;
   /// In the Slurm model the teacher search runs every candidate rule once, and the check of a better validation
   /// (Trainer::holds_on_training_part) runs the policy once, over the last `search_jobs` jobs of each trace's
   /// training part (0: all of it). One run of an overloaded workload can take seconds: Gavel's 9,800 training jobs
@@ -165,6 +168,11 @@ struct TrainConfig {
   /// policy acting as imitation left it. The value head starts random, and advantages measured against it moved the
   /// imitated network away from its best at the first validation (policy_models/README.md, "PPO after imitation").
   int critic_warmup = 0;
+  /// Compat (and mixed rollouts' compat) episodes sample each decision from softmax(score / temperature), and PPO's
+  /// update reads its log-probabilities the same way; validation and deployment take the highest score whatever it
+  /// is. Imitation leaves the scores of a decision about 0.5 apart, so at 1 the sampled policy is close to uniform
+  /// over the visible queue (entropy about 2.3 nats) while the policy that is judged is the greedy one.
+  double temperature = 1.0;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
   std::size_t visible_queue = 256;  ///< jobs (oldest first) a training decision chooses among
