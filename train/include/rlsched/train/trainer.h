@@ -123,7 +123,8 @@ struct TrainConfig {
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
   /// Imitation runs this many times from different initial weights (the first from the weights a run with 1 starts
-  /// from) and PPO starts from the one that validates best, on the figure the model is selected on.
+  /// from) and PPO starts from the one that validates best, on the figure the model is selected on. The demonstrations
+  /// and the teacher search are shared, so each restart costs its imitation passes and one validation.
   int imitation_restarts = 1;
   /// In the Slurm model the teacher search runs every candidate rule once, and the check of a better validation
   /// (Trainer::holds_on_training_part) runs the policy once, over the last `search_jobs` jobs of each trace's
@@ -170,8 +171,9 @@ struct TrainConfig {
   int critic_warmup = 0;
   /// Compat (and mixed rollouts' compat) episodes sample each decision from softmax(score / temperature), and PPO's
   /// update reads its log-probabilities the same way; validation and deployment take the highest score whatever it
-  /// is. Imitation leaves the scores of a decision about 0.5 apart, so at 1 the sampled policy is close to uniform
-  /// over the visible queue (entropy about 2.3 nats) while the policy that is judged is the greedy one.
+  /// is. At 1 the imitated network's sampled policy is near uniform over the visible queue (entropy about 2.3 nats)
+  /// and PPO never moved the default's recipe's greedy validation at seed 1; at 0.02 it did at every seed, which did
+  /// not carry to fresh sites (policy_models/README.md, rule P16).
   double temperature = 1.0;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
