@@ -1169,6 +1169,43 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   CHECK(contains(bad.err, "--rollouts"));
 }
 
+// --validation-trace: a workload the model is selected on and never trained on, read as --trace is, on the cluster
+// --validation-cluster gives it; the card lists it with all its jobs.
+TEST_CASE("train selects the model on validation traces, each on its own cluster") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), other = dir.file("other"),
+                    model = dir.file("sites.pt");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "1", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "500", "--out", gpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "3", "--jobs", "400", "--out", other}).exit_code == 0);
+  const Run run = run_cli({"train", "--trace", cpu + ".swf", "--validation-trace", gpu + ".sacct",
+                           "--validation-trace", other + ".swf", "--validation-cluster", gpu + ".cluster.yaml",
+                           "--validation-cluster", "implied", "--epochs", "1", "--sequence-length", "64",
+                           "--validation-sequences", "2", "--output", model});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string card = slurp(dir.file("sites.md"));
+  CHECK(contains(card, "| " + gpu + ".sacct | 500 | "));  // every job: none held back, none trained on
+  CHECK(contains(card, "| " + other + ".swf | 400 | "));
+  CHECK(contains(card, "over the 2 validation sites' jobs (`--validation-trace`)"));
+
+  const Run one_cluster_short = run_cli({"train", "--trace", cpu + ".swf", "--validation-trace", gpu + ".sacct",
+                                         "--validation-trace", other + ".swf", "--validation-cluster", "implied",
+                                         "--validation-cluster", "implied", "--validation-cluster", "implied",
+                                         "--output", model});
+  CHECK(one_cluster_short.exit_code == 1);
+  CHECK(contains(one_cluster_short.err, "--validation-cluster is given 3 times for 2 traces"));
+  // The GPU dump says nothing of its machine: without its cluster it is refused, by name.
+  const Run no_cluster =
+      run_cli({"train", "--trace", cpu + ".swf", "--validation-trace", gpu + ".sacct", "--output", model});
+  CHECK(no_cluster.exit_code == 1);
+  CHECK(contains(no_cluster.err, gpu + ".sacct"));
+  const Run compat = run_cli({"train", "--trace", cpu + ".swf", "--validation-trace", other + ".swf", "--rollouts",
+                              "compat", "--output", model});
+  CHECK(compat.exit_code == 1);
+  CHECK(contains(compat.err, "--validation-trace selects the model in the Slurm model"));
+}
+
 // One --cluster per --trace: a CPU trace on the machine its header gives and a GPU dump on its own cluster, trained
 // together; a count that pairs with neither one nor every trace is refused before anything is read.
 TEST_CASE("train takes one cluster per trace, in --trace order") {

@@ -12,6 +12,7 @@
 #include "rlsched/policy/model.h"
 #include "rlsched/policy/torchscript_scorer.h"
 #include "rlsched/sim/evaluation.h"
+#include "rlsched/sim/workload_generator.h"
 #include "rlsched/train/trainer.h"
 #include "rollout.h"
 
@@ -379,6 +380,65 @@ TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   CHECK(text.find(cluster_file) != std::string::npos);
 }
 
+namespace {
+sim::GeneratedWorkload generated_site(std::uint64_t seed, std::size_t jobs) {
+  sim::GeneratorSpec spec;
+  spec.seed = seed;
+  spec.jobs = jobs;
+  spec.cpus = 256;
+  auto g = sim::generate_workload(spec);
+  REQUIRE(g.ok());
+  return std::move(*g);
+}
+}  // namespace
+
+// --validation-trace: the trainer selects on the saved model's average bounded slowdown over all of the validation
+// sites' jobs, each site counted its weight times, relative to the reference's; recomputed here from the model file.
+TEST_CASE("validation sites choose the model: the figure is the saved model's over all their jobs, by weight") {
+  TrainConfig c;
+  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
+  c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
+  c.select_on_slurm = true;
+  c.imitation_epochs = 2;
+  c.epochs = 2;
+  c.episodes_per_epoch = 8;
+  c.sequence_length = 256;
+  c.validation_sequences = 1;
+  c.eval_every = 1;
+  c.patience = 0;
+  const std::vector<sim::GeneratedWorkload> sites = {generated_site(3, 1500), generated_site(4, 1500)};
+  c.validation_workloads = {TrainWorkload{"site-3", sites[0].workload, sites[0].cluster, 2},
+                            TrainWorkload{"site-4", sites[1].workload, sites[1].cluster, 1}};
+  c.output = std::string(P_tmpdir) + "/rlsched_validation_sites.pt";
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+
+  auto model = policy::make_policy_scorer("model:" + c.output);
+  auto reference = make_scorer(c.reference);
+  REQUIRE((model.ok() && reference.ok()));
+  auto ratio = [&](const sim::GeneratedWorkload& site) {
+    Cluster cluster = site.cluster;
+    cluster.priority.site = c.score_scale;  // as the plugin serves it
+    auto learned = sim::evaluate_policy(site.workload, &cluster, **model, {});
+    auto ref = sim::evaluate_policy(site.workload, &cluster, **reference, {});
+    REQUIRE((learned.ok() && ref.ok()));
+    return learned->metrics.avg_bsld / ref->metrics.avg_bsld;
+  };
+  const double first = ratio(sites[0]), second = ratio(sites[1]);
+  const double weighted = (2 * first + second) / 3;
+  INFO("sites " << first << " and " << second << ", reported " << result->best_validation_cost_ratio);
+  REQUIRE(std::abs(first - second) > 0.01);  // else the weights could not show
+  CHECK(result->best_validation_cost_ratio == Approx(weighted).epsilon(1e-3));
+  // The teacher was searched for the training trace: no figure of it on sites it knows nothing of.
+  CHECK(result->teacher_validation_cost_ratio == -1);
+
+  std::ifstream card(std::string(P_tmpdir) + "/rlsched_validation_sites.md");
+  const std::string text((std::istreambuf_iterator<char>(card)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("| site-3 (counts 2 times) | 1500 | 256 CPUs |"));
+  CHECK_THAT(text, Catch::Contains("selected in the Slurm model over the 2 validation sites' jobs"));
+}
+
 TEST_CASE("teachers ranked on the validation jobs: the rule of the recent past") {
   TrainConfig c;
   c.rollouts = Rollouts::kSlurm;  // the search runs in the Slurm model
@@ -702,4 +762,16 @@ TEST_CASE("bad training input is refused with a clear message") {
   c.temperature = 0.1;
   c.rollouts = Rollouts::kSlurm;
   CHECK_THAT(train_policy(c).status().message(), Catch::Contains("Slurm-model rollouts explore with --score-noise"));
+
+  c.temperature = 1;
+  c.rollouts = Rollouts::kCompat;
+  const sim::GeneratedWorkload site = generated_site(5, 300);
+  c.validation_workloads = {TrainWorkload{"site-5", site.workload, site.cluster, 1}};
+  CHECK_THAT(train_policy(c).status().message(),
+             Catch::Contains("--validation-trace selects the model in the Slurm model"));
+  c.select_on_slurm = true;
+  c.validation_workloads[0].weight = 0;
+  CHECK(train_policy(c).status().message() == "site-5: weight 0: a validation workload counts at least once");
+  c.validation_workloads[0] = TrainWorkload{"empty", Workload{}, site.cluster, 1};
+  CHECK(train_policy(c).status().message() == "empty: no job to validate on");
 }

@@ -31,6 +31,8 @@ struct TrainOptions {
   std::vector<std::string> clusters;
   /// --trace-weight: none (every trace counts once) or one per trace in --trace order.
   std::vector<int> weights;
+  std::vector<std::string> validation_traces;    ///< --validation-trace: sites the model is selected on only
+  std::vector<std::string> validation_clusters;  ///< --validation-cluster, as --cluster for them
   /// The promise for a site's retraining with default options: at most 10 minutes on 2 cores.
   double time_budget_minutes = 10;
   std::string command_line;
@@ -47,6 +49,52 @@ Status check_output_folder(const std::string& output) {
     return Status::InvalidInput(
         fmt::format("--output {}: cannot write in folder {}: {}", output, folder, std::strerror(errno)));
   return Status::Ok();
+}
+
+/// The option names a list of workloads is given with, for the errors.
+struct WorkloadOptions {
+  const char* trace;
+  const char* cluster;
+  const char* weight;
+};
+
+/// Reads `paths` as `rlsched evaluate` does (SWF, sacct, Alibaba, Gavel folders; the cluster given or implied; the
+/// plugin configuration applied), so that the trainer trains on what evaluate judges and parses nothing itself.
+/// `clusters`: none (each trace's implied cluster), one for all, or one per path in the same order ("implied" for a
+/// trace whose header says its machine); `weights`: none (each counts once) or one per path.
+Result<std::vector<train::TrainWorkload>> read_workloads(const std::vector<std::string>& paths,
+                                                         const std::vector<std::string>& clusters,
+                                                         const std::vector<int>& weights,
+                                                         const std::string& plugin_config, WorkloadOptions names) {
+  if (clusters.size() > 1 && clusters.size() != paths.size())
+    return Status::InvalidInput(fmt::format(
+        "{} is given {} times for {} traces: give one for all, or one per {} in the same order "
+        "('implied' for a trace whose header says its machine)",
+        names.cluster, clusters.size(), paths.size(), names.trace));
+  if (!weights.empty() && weights.size() != paths.size())
+    return Status::InvalidInput(
+        fmt::format("{} is given {} times for {} traces: give none, or one per {} in the same order", names.weight,
+                    weights.size(), paths.size(), names.trace));
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    if (weights[i] < 1)
+      return Status::InvalidInput(
+          fmt::format("{} {} for {}: a trace counts at least once", names.weight, weights[i], paths[i]));
+  for (const std::string& c : clusters)
+    if (c != "implied" && !std::filesystem::is_regular_file(c))
+      return Status::InvalidInput(fmt::format("{} {}: no such file", names.cluster, c));
+  std::vector<train::TrainWorkload> out;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    RunOptions run;
+    run.trace = paths[i];
+    const std::string& c = clusters.size() == 1 ? clusters.front() : clusters.size() > 1 ? clusters[i] : "";
+    run.cluster = c == "implied" ? "" : c;
+    run.config = plugin_config;
+    auto inputs = load_inputs(run);
+    if (!inputs.ok()) return inputs.status();
+    out.push_back(train::TrainWorkload{paths[i], std::move(inputs->workload), std::move(inputs->cluster),
+                                       weights.empty() ? 1 : weights[i]});
+  }
+  return out;
 }
 
 int run_train(TrainOptions& options) {
@@ -71,48 +119,22 @@ int run_train(TrainOptions& options) {
   auto ranking = train::parse_teacher_ranking(options.teacher_ranking);
   if (!ranking.ok()) return fail(ranking.status());
   config.teacher_ranking = *ranking;
-  // The workloads as `rlsched evaluate` reads them (SWF, sacct, Alibaba, Gavel folders; the cluster given or implied;
-  // the plugin configuration applied), so that the trainer trains on what evaluate judges and parses nothing itself.
+  auto training = read_workloads(config.traces, options.clusters, options.weights, options.plugin_config,
+                                 {"--trace", "--cluster", "--trace-weight"});
+  if (!training.ok()) return fail(training.status());
+  config.workloads = std::move(*training);
   const std::vector<std::string>& clusters = options.clusters;
-  if (clusters.size() > 1 && clusters.size() != config.traces.size())
-    return fail(Status::InvalidInput(fmt::format(
-        "--cluster is given {} times for {} traces: give one for all, or one per --trace in the same order "
-        "('implied' for a trace whose header says its machine)",
-        clusters.size(), config.traces.size())));
-  auto cluster_of = [&](std::size_t i) -> std::string {
-    const std::string& c = clusters.size() == 1 ? clusters.front() : clusters.size() > 1 ? clusters[i] : "";
-    return c == "implied" ? "" : c;
-  };
-  const std::vector<int>& weights = options.weights;
-  if (!weights.empty() && weights.size() != config.traces.size())
-    return fail(Status::InvalidInput(fmt::format(
-        "--trace-weight is given {} times for {} traces: give none, or one per --trace in the same order",
-        weights.size(), config.traces.size())));
-  for (std::size_t i = 0; i < weights.size(); ++i)
-    if (weights[i] < 1)
-      return fail(Status::InvalidInput(fmt::format("--trace-weight {} for {}: a trace counts at least once",
-                                                   weights[i], config.traces[i])));
-  for (const std::string& c : clusters)
-    if (c != "implied" && !std::filesystem::is_regular_file(c))
-      return fail(Status::InvalidInput(fmt::format("--cluster {}: no such file", c)));
-  if (clusters.size() == 1) config.cluster = cluster_of(0);
+  if (clusters.size() == 1) config.cluster = clusters.front() == "implied" ? "" : clusters.front();
   if (clusters.size() > 1) {
     config.cluster.clear();
     for (std::size_t i = 0; i < clusters.size(); ++i)
       config.cluster += fmt::format("{}{} for {}", i ? "; " : "", clusters[i], config.traces[i]);
   }
-  for (std::size_t i = 0; i < config.traces.size(); ++i) {
-    const std::string& path = config.traces[i];
-    RunOptions run;
-    run.trace = path;
-    run.cluster = cluster_of(i);
-    run.config = options.plugin_config;
-    auto inputs = load_inputs(run);
-    if (!inputs.ok()) return fail(inputs.status());
-    config.workloads.push_back(train::TrainWorkload{path, std::move(inputs->workload), std::move(inputs->cluster),
-                                                    weights.empty() ? 1 : weights[i]});
-  }
   config.traces.clear();
+  auto validation = read_workloads(options.validation_traces, options.validation_clusters, {},
+                                   options.plugin_config, {"--validation-trace", "--validation-cluster", ""});
+  if (!validation.ok()) return fail(validation.status());
+  config.validation_workloads = std::move(*validation);
 
   ProgressBar bar("training");
   auto result = train::train_policy(config, [&](const train::TrainProgress& p) {
@@ -174,6 +196,16 @@ CommandRunner setup_train(CLI::App& app) {
                  "many times as often (a few real traces beside many generated sites). None, or once per --trace "
                  "in the same order")
       ->type_name("N");
+  app.add_option("--validation-trace", options->validation_traces,
+                 "A workload to select the model on and never train on (repeat for several; read as --trace is): "
+                 "checkpoints, imitation restarts and early stopping then read all its jobs in the Slurm model "
+                 "instead of the training traces' validation jobs. Needs --rollouts slurm or --select-on-slurm")
+      ->type_name("FILE")
+      ->check(CLI::ExistingPath);
+  app.add_option("--validation-cluster", options->validation_clusters,
+                 "The cluster of the validation traces, as --cluster is for --trace: once for all, or once per "
+                 "--validation-trace in the same order ('implied')")
+      ->type_name("FILE");
   app.add_option("--config", options->plugin_config,
                  "The rlsched.yaml the model will serve under, applied as evaluate applies it: its score_scale "
                  "weighs the learned rank beside the cluster's multifactor weights in the Slurm-model rollouts and "

@@ -62,6 +62,9 @@ nlohmann::json training_record(const ExportInfo& info) {
                     {"held_back_jobs", t.held_back_jobs},
                     {"machine", fmt::format("{} nodes x {} CPUs", t.prepared.nodes, t.prepared.procs_per_node)},
                     {"cluster", c.cluster.empty() ? std::string("implied by the trace") : c.cluster}});
+  nlohmann::json sites = nlohmann::json::array();
+  for (const ValidationSite& v : info.sites)
+    sites.push_back({{"trace", v.path}, {"weight", v.weight}, {"jobs", v.workload.jobs.size()}});
   nlohmann::json table = nlohmann::json::array();
   for (const ValidationRow& r : info.table)
     table.push_back({{"policy", r.policy},
@@ -70,6 +73,7 @@ nlohmann::json training_record(const ExportInfo& info) {
                      {"p99_wait", r.p99_wait},
                      {"objective_cost", r.cost}});
   return {{"data", data},
+          {"validation_sites", sites},
           {"protocol",
            {{"simulator", c.rollouts == Rollouts::kSlurm
                               ? "slurm model (each trace's cluster, multifactor + the score as site factor)"
@@ -97,8 +101,9 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"imitation_restarts", c.imitation_restarts},
             {"teacher", info.result.teacher},
             {"reference", c.reference},
-            {"selected_on",
-             c.select_on_slurm ? "slurm model, validation jobs" : "training simulator, validation sequences"}}},
+            {"selected_on", !info.sites.empty() ? "slurm model, validation sites"
+                            : c.select_on_slurm ? "slurm model, validation jobs"
+                                                : "training simulator, validation sequences"}}},
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
@@ -172,6 +177,14 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                       t.weight == 1 ? std::string() : fmt::format(" (counts {} times)", t.weight),
                       t.prepared.jobs.size(), t.train_end, t.prepared.jobs.size() - t.train_end, t.held_back_jobs,
                       t.prepared.nodes, t.prepared.procs_per_node);
+  if (!info.sites.empty()) {
+    md += "\nValidation sites: the model was selected on all their jobs, none of which it trained on.\n\n"
+          "| workload | jobs | machine |\n|---|---|---|\n";
+    for (const ValidationSite& v : info.sites)
+      md += fmt::format("| {}{} | {} | {} CPUs |\n", v.path,
+                        v.weight == 1 ? std::string() : fmt::format(" (counts {} times)", v.weight),
+                        v.workload.jobs.size(), v.cluster->total_cpus());
+  }
   md += c.cluster.empty() ? std::string("\nCluster: the one each trace implies.\n")
                           : fmt::format(
                                 "\nCluster: `{}` (its CPUs size the machine above; the Slurm-model evaluations "
@@ -247,7 +260,15 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
       "## Evaluation on the validation sequences\n\n{} sequences of {} jobs per trace from the validation part, in "
       "RLScheduler's simulator semantics with the same backfill, as in the table below. ",
       c.validation_sequences, c.sequence_length);
-  md += c.select_on_slurm
+  md += !info.sites.empty()
+            ? fmt::format(
+                  "The model was selected in the Slurm model over the {} validation sites' jobs "
+                  "(`--validation-trace`): its {} relative to `{}`'s there, averaged over the sites, was {:.4f} at "
+                  "the start of PPO and {:.4f} for this model.\n\n",
+                  info.sites.size(),
+                  c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
+                  c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
+        : c.select_on_slurm
             ? fmt::format(
                   "The model was selected in the Slurm model over each trace's validation jobs "
                   "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
@@ -317,8 +338,10 @@ std::string protocol_evaluations(const ExportInfo& info) {
     const Workload validation = validation_workload(t);
     sim::EvaluationOptions o;
     o.sim.backfill = info.config.backfill;
-    table(fmt::format("{}: full Slurm model over the {} validation jobs (selected on: in sample), backfill {}", t.path,
-                      validation.jobs.size(), sim::to_string(info.config.backfill)),
+    table(fmt::format("{}: full Slurm model over the {} validation jobs ({}), backfill {}", t.path,
+                      validation.jobs.size(),
+                      info.sites.empty() ? "selected on: in sample" : "not selected on: the validation sites were",
+                      sim::to_string(info.config.backfill)),
           validation, t.cluster.get(), o);
   }
   return md.empty() ? md : "\n## Evaluation against the heuristics\n" + md;

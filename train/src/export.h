@@ -23,6 +23,7 @@ struct ValidationRow {
 struct ExportInfo {
   const TrainConfig& config;
   const std::vector<TraceSplit>& traces;
+  const std::vector<ValidationSite>& sites;  ///< where the model was selected, when given
   const TrainResult& result;
   std::vector<ValidationRow> table;
 };

@@ -10,11 +10,15 @@ namespace rlsched::train {
 
 namespace {
 
+/// The Slurm model runs where the model will serve: multifactor plus its rank at score_scale.
+std::shared_ptr<const Cluster> serving(Cluster cluster, const TrainConfig& config) {
+  cluster.priority.site = config.score_scale;
+  return std::make_shared<const Cluster>(std::move(cluster));
+}
+
 Result<TraceSplit> split(std::string path, Workload workload, Cluster cluster, const TrainConfig& config) {
   TraceSplit t;
-  // The Slurm model runs where the model will serve: multifactor plus its rank at score_scale.
-  cluster.priority.site = config.score_scale;
-  t.cluster = std::make_shared<const Cluster>(std::move(cluster));
+  t.cluster = serving(std::move(cluster), config);
   t.path = std::move(path);
   t.held_back_jobs = take_recent(workload, config.held_back).jobs.size();
   if (t.held_back_jobs > 0 && workload.jobs.empty())
@@ -66,6 +70,15 @@ Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConf
   auto out = split(workload.label, workload.workload, workload.cluster, config);
   if (out.ok()) out->weight = workload.weight;
   return out;
+}
+
+Result<ValidationSite> validation_site(const TrainWorkload& workload, const TrainConfig& config) {
+  if (workload.weight < 1)
+    return Status::InvalidInput(
+        fmt::format("{}: weight {}: a validation workload counts at least once", workload.label, workload.weight));
+  if (workload.workload.jobs.empty())
+    return Status::InvalidInput(fmt::format("{}: no job to validate on", workload.label));
+  return ValidationSite{workload.label, workload.workload, serving(workload.cluster, config), workload.weight};
 }
 
 Workload validation_workload(const TraceSplit& t) {

@@ -26,12 +26,24 @@ struct TraceSplit {
   int weight = 1;  ///< TrainWorkload::weight
 };
 
+/// A workload that only validates (TrainConfig::validation_workloads): all its jobs, none held back, on its cluster
+/// with the site factor at score_scale.
+struct ValidationSite {
+  std::string path;
+  Workload workload;
+  std::shared_ptr<const Cluster> cluster;
+  int weight = 1;
+};
+
 /// Reads `path`, drops its last config.held_back and splits the rest by config.validation_share. \return InvalidInput
 /// when the trace is too short for one training and one validation sequence of config.sequence_length jobs.
 Result<TraceSplit> split_trace(const std::string& path, const TrainConfig& config);
 
 /// Splits a workload the caller read (TrainConfig::workloads) as split_trace does, on its own cluster.
 Result<TraceSplit> split_workload(const TrainWorkload& workload, const TrainConfig& config);
+
+/// \return InvalidInput for a workload without jobs or a weight below 1.
+Result<ValidationSite> validation_site(const TrainWorkload& workload, const TrainConfig& config);
 
 /// The validation jobs of a split as a workload of their own (for selection in the Slurm model).
 Workload validation_workload(const TraceSplit& t);

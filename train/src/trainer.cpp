@@ -113,11 +113,12 @@ std::mt19937_64 stream(std::uint64_t seed, std::uint64_t epoch, std::uint64_t in
 
 class Trainer {
  public:
-  Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::unique_ptr<Scorer> reference,
-          std::optional<InitialPolicy> initial)
+  Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::vector<ValidationSite> sites,
+          std::unique_ptr<Scorer> reference, std::optional<InitialPolicy> initial)
       : config_(config),
         initial_(std::move(initial)),
         traces_(std::move(traces)),
+        sites_(std::move(sites)),
         reference_(std::move(reference)),
         cost_(config),
         backfill_(config.backfill == sim::Backfill::kEasy),
@@ -157,6 +158,10 @@ class Trainer {
         validation_slurm_reference_[i] = slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *reference_);
       });
     }
+    site_reference_.resize(sites_.size());
+    parallel_for(sites_.size(), threads_, [&](std::size_t i) {
+      site_reference_[i] = slurm_metric(sites_[i].workload, sites_[i].cluster.get(), *reference_);
+    });
   }
 
   Result<TrainResult> run(const std::function<void(const TrainProgress&)>& progress) {
@@ -261,7 +266,7 @@ class Trainer {
     result.seconds = elapsed();
     result.model_path = config_.output;
     if (!config_.output.empty()) {
-      ExportInfo info{config_, traces_, result, validation_table()};
+      ExportInfo info{config_, traces_, sites_, result, validation_table()};
       Status s = export_model(nets_, info);
       if (!s.ok()) return s;
       result.curve_csv = curve_csv_path(config_);
@@ -483,8 +488,9 @@ class Trainer {
     auto teachers_or = teachers();
     if (!teachers_or.ok()) return teachers_or.status();
     const std::vector<Teacher>& teachers = *teachers_or;
-    // Where the imitated network starts is only worth as much as the rule it copies.
-    if (config_.select_on_slurm && !validation_jobs_.empty())
+    // Where the imitated network starts is only worth as much as the rule it copies (on the traces it was searched
+    // for: the validation sites have no teacher of their own).
+    if (config_.select_on_slurm && !validation_jobs_.empty() && sites_.empty())
       teacher_validation_ = slurm_validation_ratio([&](std::size_t i) {
         return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *teachers[i].scorer);
       });
@@ -859,9 +865,23 @@ class Trainer {
     return pool_mean(ratio);
   }
 
-  /// The greedy policy's metric over the reference's: in the Slurm model over each trace's validation jobs, or the
-  /// mean over the training simulator's validation sequences.
+  /// The greedy policy's metric over the reference's: in the Slurm model over the validation sites' jobs or each
+  /// trace's validation jobs, or the mean over the training simulator's validation sequences.
   double validate() {
+    if (!sites_.empty()) {
+      const PlainMlp plain = nets_->to_plain();
+      std::vector<double> ratio(sites_.size());
+      parallel_for(sites_.size(), threads_, [&](std::size_t i) {
+        const PlainMlpScorer learned(plain);
+        ratio[i] = slurm_metric(sites_[i].workload, sites_[i].cluster.get(), learned) / site_reference_[i];
+      });
+      double sum = 0, count = 0;
+      for (std::size_t i = 0; i < ratio.size(); ++i) {
+        sum += sites_[i].weight * ratio[i];
+        count += sites_[i].weight;
+      }
+      return sum / count;
+    }
     if (config_.select_on_slurm) {
       const PlainMlp plain = nets_->to_plain();
       return slurm_validation_ratio([&](std::size_t i) {
@@ -1014,6 +1034,7 @@ class Trainer {
   const TrainConfig& config_;
   const std::optional<InitialPolicy> initial_;  ///< warm start from a model file, instead of imitation
   std::vector<TraceSplit> traces_;
+  std::vector<ValidationSite> sites_;  ///< TrainConfig::validation_workloads: the model is selected there
   std::vector<std::size_t> draws_;  ///< each trace's index, weight times: draw_trace's urn
   std::vector<char> in_slurm_;      ///< per trace: its episodes run in the Slurm model (kSlurm, or kMixed's choice)
   std::vector<std::vector<double>> contention_cdf_;  ///< Slurm mode: per trace, cumulative window weights
@@ -1033,6 +1054,7 @@ class Trainer {
   std::vector<int> validation_weight_;  ///< the weight of each validation sequence's trace
   std::vector<double> validation_reference_;
   std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
+  std::vector<double> site_reference_;              ///< the reference's metric on each validation site
   std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
   double best_ = 1.0, initial_cost_ = 1.0;
   /// The reference's cost on each trace's training part (search_stretch): Slurm mode, and the Slurm-model teacher
@@ -1080,6 +1102,15 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
         "--temperature shapes the compat simulator's softmax; Slurm-model rollouts explore with --score-noise");
   // The model is judged where it trains: the Slurm model's validation jobs.
   if (config.rollouts == Rollouts::kSlurm) run_config.select_on_slurm = true;
+  if (!config.validation_workloads.empty() && !run_config.select_on_slurm)
+    return Status::InvalidInput(
+        "--validation-trace selects the model in the Slurm model: train with --rollouts slurm or --select-on-slurm");
+  std::vector<ValidationSite> sites;
+  for (const TrainWorkload& workload : config.validation_workloads) {
+    auto site = validation_site(workload, config);
+    if (!site.ok()) return site.status();
+    sites.push_back(std::move(*site));
+  }
   if (config.teacher_ranking != TeacherRanking::kTrainingPart && !run_config.select_on_slurm)
     return Status::InvalidInput(
         "--teacher-on validation and validation-if-better rank the rules on the Slurm model's validation jobs: train "
@@ -1101,7 +1132,7 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   torch::manual_seed(config.seed);
   at::set_num_threads(1);  // the update is small; one thread keeps it deterministic, rollouts use the cores
   try {
-    Trainer trainer(run_config, std::move(traces), std::move(*reference), std::move(initial));
+    Trainer trainer(run_config, std::move(traces), std::move(sites), std::move(*reference), std::move(initial));
     return trainer.run(progress);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("training failed: ") + e.what());

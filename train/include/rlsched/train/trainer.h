@@ -83,6 +83,12 @@ struct TrainConfig {
   std::vector<std::string> traces;  ///< SWF / sacct / Alibaba files; each split into training, validation, held back
   /// Workloads prepared by the caller, trained on after `traces` (which are read here with `cluster`).
   std::vector<TrainWorkload> workloads;
+  /// Workloads that only validate (rlsched train --validation-trace): never trained on, imitated or searched. When
+  /// given, the model is chosen on all of their jobs in the Slurm model, each counted its weight times (checkpoints,
+  /// imitation restarts, early stopping), instead of on the training traces' own validation jobs: on sites it never
+  /// saw rather than on the next jobs of those it did (policy_models/README.md, rule P18). Needs select_on_slurm
+  /// (implied by Rollouts::kSlurm).
+  std::vector<TrainWorkload> validation_workloads;
   Rollouts rollouts = Rollouts::kSlurm;
   /// kSlurm, kMixed: standard deviation of the Gaussian noise added to each job's score while exploring (in the score's
   /// units; the policy's scores after imitation spread over a few units). Deployment adds none.
@@ -222,10 +228,13 @@ struct TrainResult {
   int epochs_run = 0;
   bool stopped_early = false;
   double seconds = 0;
-  double best_validation_cost_ratio = 0;  ///< greedy policy cost / reference cost on the validation sequences
+  /// Greedy policy cost / reference cost where the model is selected: the validation sequences, the Slurm model's
+  /// validation jobs (select_on_slurm) or the validation sites (TrainConfig::validation_workloads).
+  double best_validation_cost_ratio = 0;
   double initial_validation_cost_ratio = 0;
   /// The teacher rule itself on the validation jobs in the Slurm model, over the reference (-1: not measured, with
-  /// compat selection or a warm start from a model). Far below initial_validation_cost_ratio: imitation missed it.
+  /// compat selection, validation sites or a warm start from a model). Far below initial_validation_cost_ratio:
+  /// imitation missed it.
   double teacher_validation_cost_ratio = -1;
   /// In the Slurm model: the greedy policy's cost over the reference's on the whole training part, at the start of
   /// PPO and for the model kept (-1: not measured, compat rollouts). A checkpoint better on the validation jobs
