@@ -6,7 +6,7 @@ rules of thumb on workloads it never saw?
         [--train-minutes 10] [--seed 1] [--train-arg=ARG ...] [--rlsched build/release/tools/rlsched]
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
         [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml] [--card policy_models/default/policy.md]
-        [--shared-weight N] [--weight WORKLOAD=N ...]
+        [--shared-weight N] [--weight WORKLOAD=N ...] [--validation-sites N] [--validation-seed S]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -58,6 +58,7 @@ TRACES = os.environ.get("RLSCHED_TRACES") or os.path.join(ROOT, "..", "shared", 
 CONFIG = os.path.relpath(os.path.join(ROOT, "slurm_conf_examples", "rlsched.yaml"))
 SHIPPED = os.path.join(ROOT, "policy_models", "default", "policy.pt")
 HEURISTICS = ["fcfs", "sjf", "wfp3", "unicep", "f1", "multifactor"]
+VALIDATION_JOBS = 5000  # jobs of each validation site (--validation-sites; policy_models/README.md, rule P18)
 SELF_TUNING = "self-tuning"
 # The shipped default was trained on the first 80% of these traces and of the generated sites of these seeds, both
 # families (policy_models/README.md): `shipped` never judges it on them.
@@ -110,10 +111,10 @@ def shared_workloads():
     }
 
 
-def generate(args, family, seed, jobs, folder, short_share_widest=None):
+def generate(args, family, seed, jobs, folder, short_share_widest=None, label="gen"):
     """`rlsched generate` (docs/workload-generator.md): the workload's evaluate/train arguments. short_share_widest:
-    the generator's --short-share-widest (None: drawn from the seed)."""
-    prefix, extra = os.path.join(folder, f"gen-{family}-{seed}"), []
+    the generator's --short-share-widest (None: drawn from the seed). label: the files' first word."""
+    prefix, extra = os.path.join(folder, f"{label}-{family}-{seed}"), []
     if short_share_widest is not None:
         prefix += f"-w{short_share_widest:g}"
         extra = ["--short-share-widest", str(short_share_widest)]
@@ -139,11 +140,21 @@ def run(cmd, log):
     return time.time() - started
 
 
-def train(args, name, sources, folder, log, held_back=None, model=None, weights=None):
+def validation_sites(args, pool_names, folder):
+    """The generated sites a model trained on `pool_names` is chosen on (train's --validation-trace): --validation-sites
+    of each generated family in the pool, seeds --validation-seed up, VALIDATION_JOBS jobs each. A family that is not
+    in the pool (left out of a fold) has none: choosing on its sites would tune the model to it."""
+    families = sorted({family_of(n).split("-")[1] for n in pool_names if family_of(n)})
+    return [generate(args, family, args.validation_seed + i, VALIDATION_JOBS, folder, label="validation")
+            for family in families for i in range(args.validation_sites)]
+
+
+def train(args, name, sources, folder, log, held_back=None, model=None, weights=None, validation=()):
     """Trains on `sources` (workload specs) with the default options; returns the model path and seconds.
     held_back: the share of each source's last jobs train leaves unread (None: its default, the part `evaluate
     --candidate` judges). model: where the model goes (default: FOLDER/NAME.pt). weights: how many workloads each
-    source counts as (train's --trace-weight; None: once each)."""
+    source counts as (train's --trace-weight; None: once each). validation: workload specs the model is chosen on
+    and never trained on (train's --validation-trace)."""
     model = model or os.path.join(folder, f"{name}.pt")
     cmd = [args.rlsched, "train", "--config", args.config, "--output", model, "--threads", str(args.threads),
            "--time-budget", str(args.train_minutes), "--seed", str(args.seed)] + args.train_arg
@@ -154,6 +165,8 @@ def train(args, name, sources, folder, log, held_back=None, model=None, weights=
     if weights and any(w != 1 for w in weights):
         for w in weights:
             cmd += ["--trace-weight", str(w)]
+    for spec in validation:
+        cmd += ["--validation-trace", spec["trace"], "--validation-cluster", spec.get("cluster", "implied")]
     return model, run(cmd, log)
 
 
@@ -506,6 +519,12 @@ def main():
                         "`generate --short-share-widest X`; 0.75, about the smallest jobs' share, makes run time "
                         "independent of width, as in Gavel's jobs (default: drawn, wider jobs run longer)")
     p.add_argument("--seed", type=int, default=1, help="each training run's --seed (one seed is one draw: run several)")
+    p.add_argument("--validation-sites", type=int, default=0, metavar="N",
+                   help="loo and default: choose each model on N generated sites of each family it trains on "
+                        f"(train's --validation-trace; {VALIDATION_JOBS} jobs each), never on a family a fold leaves "
+                        "out; 0: on the training traces' own validation jobs")
+    p.add_argument("--validation-seed", type=int, default=20001,
+                   help="the validation sites' first seed (each family: this and up)")
     p.add_argument("--train-arg", action="append", default=[],
                    help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
     p.add_argument("--backfill", default="easy,none")
@@ -537,6 +556,8 @@ def main():
         sys.exit(f"policy_protocol: --gpu-short-widest {args.gpu_short_widest:g}: a share, in [0, 1]")
     if args.shared_weight < 1:
         sys.exit("policy_protocol: --shared-weight must be at least 1 (a trace counts at least once)")
+    if args.validation_sites < 0:
+        sys.exit("policy_protocol: --validation-sites must be at least 0")
     try:
         args.weight = parse_weights(args.weight, args.workloads.split(","))
     except ValueError as e:
@@ -552,6 +573,12 @@ def main():
                      f"{SELF_TUNING})")
 
     trained = seeds_trained_on(protocols, args.training_seeds)
+    chosen_on = set(range(args.validation_seed, args.validation_seed + args.validation_sites))
+    judged_seeds = {seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed is not None}
+    if chosen_on & (judged_seeds | trained):
+        sys.exit(f"policy_protocol: --validation-seed {args.validation_seed}: the validation sites' seeds "
+                 f"{args.validation_seed}-{args.validation_seed + args.validation_sites - 1} meet the judged or "
+                 "training seeds; choose another")
     clash = [seed for _, seed in judged_sites(names, args.judged_seed, args.sites) if seed in trained]
     if clash:
         sys.exit(f"policy_protocol: --judged-seed {args.judged_seed} would judge on training seed(s) "
@@ -574,6 +601,8 @@ def main():
                + "".join(f" --weight {name}={count}" for name, count in args.weight.items())
                + (f" --backfill {args.backfill}" if args.backfill != "easy,none" else "")
                + "".join(f" --train-arg={a}" for a in args.train_arg)
+               + (f" --validation-sites {args.validation_sites} --validation-seed {args.validation_seed}"
+                  if args.validation_sites else "")
                + (f" --config {args.config}" if args.config != CONFIG else ""))
     report = [f"# Out-of-sample protocol ({when})", "", f"`{command}`; judged with `--config {args.config}`.", ""]
     loo_notes, fold_ratios = [], {}
@@ -600,7 +629,8 @@ def main():
             pool = [n for n in training_pool if not n.startswith("gen-")]
             sources = [training_pool[n] for n in pool]
             shipped, seconds = train(args, "default", sources, folder, log, model=args.default_out,
-                                     weights=pool_weights(args, pool))
+                                     weights=pool_weights(args, pool),
+                                     validation=validation_sites(args, pool, folder))
             trained_on = {n for n in training_pool if not n.startswith("gen-")}
             report += [f"## The default model, trained {seconds / 60:.1f} min on {len(sources)} workloads: {shipped}",
                        ""]
@@ -629,7 +659,8 @@ def main():
                 sources = [training_pool[n] for n in pool]
                 # Judged on the workload left out: every job of the others may be read.
                 model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0,
-                                       weights=pool_weights(args, pool))
+                                       weights=pool_weights(args, pool),
+                                       validation=validation_sites(args, pool, folder))
                 for backfill in args.backfill.split(","):
                     site_ratios = []
                     for name in members:

@@ -287,3 +287,39 @@ def test_a_gpu_short_widest_out_of_range_is_refused_before_anything_runs(tmp_pat
     assert run.returncode != 0
     assert "--gpu-short-widest 1.5: a share, in [0, 1]" in run.stderr
     assert not keep.exists()
+
+
+def test_validation_sites_cover_the_families_trained_on_and_never_the_one_a_fold_leaves_out(monkeypatch):
+    calls = []
+    monkeypatch.setattr(pp.subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    args = types.SimpleNamespace(rlsched="rlsched", validation_sites=2, validation_seed=20001, config="rlsched.yaml",
+                                 threads=0, train_minutes=8, seed=1, train_arg=[])
+    pool = ["lublin", "train-cpu-1", "train-gpu-1", "gen-cpu-9787", "gen-gpu-9788"]
+    everything = pp.validation_sites(args, pool, "/tmp/k")
+    assert [spec["trace"] for spec in everything] == [
+        "/tmp/k/validation-cpu-20001.swf", "/tmp/k/validation-cpu-20002.swf",
+        "/tmp/k/validation-gpu-20001.sacct", "/tmp/k/validation-gpu-20002.sacct"]
+    assert all(cmd[cmd.index("--jobs") + 1] == str(pp.VALIDATION_JOBS) for cmd in calls)
+    without_cpu = pp.validation_sites(args, pp.fold_sources(pool, "gen-cpu"), "/tmp/k")
+    assert [spec["trace"] for spec in without_cpu] == ["/tmp/k/validation-gpu-20001.sacct",
+                                                      "/tmp/k/validation-gpu-20002.sacct"]
+    assert pp.validation_sites(args, ["lublin", "coare"], "/tmp/k") == []  # no family: chosen as before
+
+    commands = []
+    monkeypatch.setattr(pp, "run", lambda cmd, log: commands.append(cmd) or 0.0)
+    pp.train(args, "m", [{"trace": "lublin.swf"}], "/tmp/k", None, validation=without_cpu)
+    cmd = commands[0]
+    pairs = [(cmd[i + 1], cmd[i + 3]) for i, a in enumerate(cmd) if a == "--validation-trace"]
+    assert pairs == [("/tmp/k/validation-gpu-20001.sacct", "/tmp/k/validation-gpu-20001.cluster.yaml"),
+                     ("/tmp/k/validation-gpu-20002.sacct", "/tmp/k/validation-gpu-20002.cluster.yaml")]
+    assert all(cmd[i + 2] == "--validation-cluster" for i, a in enumerate(cmd) if a == "--validation-trace")
+
+
+def test_validation_sites_on_a_judged_or_training_seed_are_refused_before_anything_runs(tmp_path):
+    keep = tmp_path / "kept"
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--validation-sites", "3",
+                          "--validation-seed", "11", "--training-seeds", "1-12", "--rlsched",
+                          str(tmp_path / "missing"), "--keep", str(keep)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--validation-seed 11: the validation sites' seeds 11-13 meet the judged or training seeds" in run.stderr
+    assert not keep.exists()
