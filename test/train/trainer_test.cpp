@@ -302,11 +302,13 @@ TEST_CASE("PPO from scratch learns: the trained model beats a random policy on a
 
 // --select-on-slurm: the figure the trainer selects on is the saved model's average bounded slowdown over the
 // validation jobs in the Slurm model, relative to the reference's; recomputed here from the model file.
-TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the validation jobs") {
-  const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
+namespace {
+/// Two epochs on Lublin-1 in the compat protocol (slurm_rollout_test.cpp covers the Slurm model's rollouts), the
+/// model selected in the Slurm model after each, written to `output`.
+TrainConfig short_run_selected_on_slurm(const std::string& output) {
   TrainConfig c;
-  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
-  c.traces = {trace};
+  c.rollouts = Rollouts::kCompat;
+  c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
   c.select_on_slurm = true;
   c.imitation_epochs = 2;
   c.epochs = 2;
@@ -315,7 +317,14 @@ TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio
   c.validation_sequences = 1;
   c.eval_every = 1;
   c.patience = 0;
-  c.output = std::string(P_tmpdir) + "/rlsched_select_on_slurm.pt";
+  c.output = output;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio over the validation jobs") {
+  TrainConfig c = short_run_selected_on_slurm(std::string(P_tmpdir) + "/rlsched_select_on_slurm.pt");
+  const std::string trace = c.traces[0];
   auto result = train_policy(c);
   INFO(result.status().message());
   REQUIRE(result.ok());
@@ -395,21 +404,10 @@ sim::GeneratedWorkload generated_site(std::uint64_t seed, std::size_t jobs) {
 // --validation-trace: the trainer selects on the saved model's average bounded slowdown over all of the validation
 // sites' jobs, each site counted its weight times, relative to the reference's; recomputed here from the model file.
 TEST_CASE("validation sites choose the model: the figure is the saved model's over all their jobs, by weight") {
-  TrainConfig c;
-  c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model
-  c.traces = {std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf"};
-  c.select_on_slurm = true;
-  c.imitation_epochs = 2;
-  c.epochs = 2;
-  c.episodes_per_epoch = 8;
-  c.sequence_length = 256;
-  c.validation_sequences = 1;
-  c.eval_every = 1;
-  c.patience = 0;
+  TrainConfig c = short_run_selected_on_slurm(std::string(P_tmpdir) + "/rlsched_validation_sites.pt");
   const std::vector<sim::GeneratedWorkload> sites = {generated_site(3, 1500), generated_site(4, 1500)};
   c.validation_workloads = {TrainWorkload{"site-3", sites[0].workload, sites[0].cluster, 2},
                             TrainWorkload{"site-4", sites[1].workload, sites[1].cluster, 1}};
-  c.output = std::string(P_tmpdir) + "/rlsched_validation_sites.pt";
   auto result = train_policy(c);
   INFO(result.status().message());
   REQUIRE(result.ok());
