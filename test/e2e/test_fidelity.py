@@ -30,6 +30,13 @@ JOBS, SEED, RUN_TIMES, SPAN = 48, 7, (15, 60), 60.0
 # to 258 s against the replay's 212 s. Over 48 jobs, many of which wait a few seconds, the correlations move most
 # from run to run (slurmctld against itself: docs/fidelity.md), so their bars sit below every faithful run and
 # above the broken replays' Pearson; the broken replay need not miss them, it misses the mean wait by far.
+# The figures are means over the replays at every phase of the backfill grid (fidelity.phase_sweep): which second
+# slurmctld's backfill thread woke in moves one replay's pair order by up to 0.05 (two runs of stop 62, unloaded:
+# 0.885-0.918 and 0.866-0.907 over the five phases; the phase slurmctld logged gave 0.891 and 0.868, no closer than
+# the others), and one replay at one phase, in a CI run sharing the cores with an ASan build, came out at 0.845.
+# Means over the phases in those two runs: 0.899 and 0.884, Spearman 0.798 and 0.788, Pearson 0.883 and 0.834, mean
+# wait x1.24 and x1.16; the same dumps with memory counted: 0.746 and 0.780, 0.51 and 0.59, 0.41 and 0.57, x7.4
+# and x6.4.
 MIN_PAIR_ORDER = 0.85
 MIN_SPEARMAN = 0.60
 MIN_PEARSON = 0.65
@@ -43,6 +50,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fidelity.save_workload(out / "workload.json", workload, {"jobs": JOBS, "seed": SEED})
     fidelity.run_real(out, workload, "stock", log=lambda *_: None, finish_timeout=900)
     return out
+
+
+def phase_means(run: Path, rlsched_cli: Path) -> dict:
+    """Each figure's mean over the replays at every backfill phase."""
+    sweep = fidelity.phase_sweep(run, rlsched_cli, ["--backfill", "slurm"])
+    return {k: v["mean"] for k, v in sweep.items() if isinstance(v, dict)}
 
 
 def faithful(report: dict) -> list[str]:
@@ -61,10 +74,12 @@ def faithful(report: dict) -> list[str]:
 
 def test_the_simulator_replays_slurmctlds_schedule(run: Path, rlsched_cli: Path) -> None:
     report = fidelity.compare(run, rlsched_cli, ["--backfill", "slurm"])
+    report["phase_means"] = phase_means(run, rlsched_cli)
     (run / "compare.json").write_text(json.dumps(report, indent=1) + "\n")
     assert report["jobs"] == JOBS and not report["missing"], report["missing"]
     assert report["mean_wait_real_s"] > 5, "the workload should queue; it did not, so it shows nothing"
-    assert not faithful(report), f"{faithful(report)}\n{json.dumps(report, indent=1)}"
+    misses = faithful(report["phase_means"])
+    assert not misses, f"{misses}\n{json.dumps(report, indent=1)}"
 
 
 def test_a_simulator_counting_memory_under_cr_core_misses_the_thresholds(run: Path, rlsched_cli: Path,
@@ -77,9 +92,9 @@ def test_a_simulator_counting_memory_under_cr_core_misses_the_thresholds(run: Pa
     assert "SelectTypeParameters=CR_Core\n" in conf, "the lab no longer runs CR_Core: this check needs updating"
     (broken / "slurm.conf").write_text(conf.replace("SelectTypeParameters=CR_Core\n",
                                                     "SelectTypeParameters=CR_Core_Memory\n"))
-    report = fidelity.compare(broken, rlsched_cli, ["--backfill", "slurm"])
-    assert faithful(report), f"memory counted as consumable still looked faithful:\n{json.dumps(report, indent=1)}"
-    assert report["mean_wait_ratio"] > 1 + MAX_MEAN_WAIT_ERROR, "jobs holding whole nodes should wait far longer"
+    means = phase_means(broken, rlsched_cli)
+    assert faithful(means), f"memory counted as consumable still looked faithful:\n{json.dumps(means, indent=1)}"
+    assert means["mean_wait_ratio"] > 1 + MAX_MEAN_WAIT_ERROR, "jobs holding whole nodes should wait far longer"
 
 
 def test_the_lab_ran_the_documented_sacct_command(run: Path) -> None:
