@@ -304,3 +304,29 @@ TEST_CASE("the teacher family has rules with the share term only when asked for"
   CHECK(std::count_if(seen.begin(), seen.end(), [](const std::string& s) { return s.rfind("area:", 0) == 0; }) ==
         3 * 48);
 }
+
+TEST_CASE("the Smith-width teacher family weighs width at most half as much as run time") {
+  std::vector<std::string> seen;
+  std::mutex lock;
+  const auto heavy = recording_cost(seen, lock, "area:0.5/1.5/0.25");
+  const Teacher full = search_teacher(heavy, 2);
+  CHECK(full.cost_ratio == 0.5);  // the full family has the heavy-width rule
+  seen.clear();
+  const Teacher smith = search_teacher(heavy, 2, TeacherFamily{false, true, true, true});
+  CHECK(smith.cost_ratio == 0.9);  // that rule was not tried
+  std::size_t rules = 0;
+  for (const std::string& name : seen) {
+    if (name.rfind("area:", 0) != 0) continue;
+    ++rules;
+    auto rule = parse_area_rule(name);
+    REQUIRE(rule.ok());
+    CHECK(rule.value().b <= rule.value().a / 2);
+  }
+  // a = 0.5: b = 0; a = 1: b = 0, 0.5; a = 2: b = 0, 0.5, 1; four g each, three c, limits and predicted.
+  CHECK(rules == 6 * 4 * 3 * 2);
+  seen.clear();
+  const auto smith_ratio = recording_cost(seen, lock, "area:2/1/0.25/predicted");
+  const Teacher exact = search_teacher(smith_ratio, 2, TeacherFamily{false, true, true, true});
+  REQUIRE(exact.rule.has_value());
+  CHECK(exact.cost_ratio == 0.5);  // Smith's ratio itself stays in the family
+}

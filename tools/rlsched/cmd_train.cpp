@@ -288,6 +288,10 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_flag("--share-term-teachers", c.share_term_teachers,
                "The teacher family gains each area rule with a job's share of the cluster weighed in (c = 3 and 10: "
                "area:A/B/G/C), three times the rules to search");
+  app.add_flag("--smith-width-teachers", c.smith_width_teachers,
+               "The teacher family keeps only the area rules whose width weight is at most half their run-time "
+               "weight (area:A/B/... with B <= A/2, Smith's ratio for bounded slowdown), so that no teacher holds a "
+               "short wide job back for its width alone; about half the rules");
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

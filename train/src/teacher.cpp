@@ -119,6 +119,7 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
       for (double a : {0.5, 1.0, 2.0})
         for (double b : {0.0, 0.5, 1.0, 1.5})
           for (double g : {0.0, 0.25, 0.5, 1.0}) {
+            if (family.smith_width && b > a / 2) continue;
             AreaRule rule{a, b, g, family.cluster_relative};
             rule.c = c;
             rule.predicted = predicted;

@@ -66,6 +66,11 @@ struct TeacherFamily {
   /// 1-32 of 288 GPUs) and still hold wide ones back where they are not. Those were the rules of the ceiling study
   /// that came nearest to winning everywhere (policy_models/README.md, stop 36). Three times the members.
   bool share_term = false;
+  /// Only the members whose width weight is at most half their run-time weight (b <= a / 2): no heavier than
+  /// Smith's ratio rule for bounded slowdown, where a job's wait costs 1 / r a second and it holds n r of the
+  /// cluster (score -(2 ln r + ln n)). Heavier width weights hold a seconds-long wide job back for its width alone;
+  /// the share term (c) still weighs a job that is a large part of the cluster. About half the members.
+  bool smith_width = false;
 };
 
 /// Evaluates every rule of the family (`family` says which) and every built-in heuristic

@@ -377,7 +377,7 @@ class Trainer {
 
   /// The rules the teacher search tries, as the configuration asks.
   TeacherFamily teacher_family(bool cluster_relative) const {
-    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers};
+    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers, config_.smith_width_teachers};
   }
 
   static constexpr std::size_t kSearchSequences = 24;

@@ -157,6 +157,9 @@ struct TrainConfig {
   /// The teacher family gains each area rule with the share term (c = 3 and 10, train/src/teacher.h): a job's size
   /// counted as its share of the cluster. The search then tries three times the rules.
   bool share_term_teachers = false;
+  /// The teacher family keeps only the area rules that weigh width no more than Smith's ratio rule (b <= a / 2,
+  /// TeacherFamily::smith_width): about half the rules.
+  bool smith_width_teachers = false;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
