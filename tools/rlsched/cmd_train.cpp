@@ -26,6 +26,7 @@ struct TrainOptions {
   std::string objective = "bsld";
   std::string rollouts = "slurm";
   std::string teacher_ranking = "training";
+  std::string smith_width = "none";
   /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
   /// ("implied" for a trace whose own header says its machine).
   std::vector<std::string> clusters;
@@ -119,6 +120,9 @@ int run_train(TrainOptions& options) {
   auto ranking = train::parse_teacher_ranking(options.teacher_ranking);
   if (!ranking.ok()) return fail(ranking.status());
   config.teacher_ranking = *ranking;
+  auto smith_width = train::parse_smith_width(options.smith_width);
+  if (!smith_width.ok()) return fail(smith_width.status());
+  config.smith_width_teachers = *smith_width;
   auto training = read_workloads(config.traces, options.clusters, options.weights, options.plugin_config,
                                  {"--trace", "--cluster", "--trace-weight"});
   if (!training.ok()) return fail(training.status());
@@ -288,10 +292,12 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_flag("--share-term-teachers", c.share_term_teachers,
                "The teacher family gains each area rule with a job's share of the cluster weighed in (c = 3 and 10: "
                "area:A/B/G/C), three times the rules to search");
-  app.add_flag("--smith-width-teachers", c.smith_width_teachers,
+  app.add_flag("--smith-width-teachers{all}", options->smith_width,
                "The teacher family keeps only the area rules whose width weight is at most half their run-time "
                "weight (area:A/B/... with B <= A/2, Smith's ratio for bounded slowdown), so that no teacher holds a "
-               "short wide job back for its width alone; about half the rules");
+               "short wide job back for its width alone; about half the rules. =accelerators: only for the traces "
+               "with accelerator jobs")
+      ->check(CLI::IsMember({"none", "all", "accelerators"}));
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

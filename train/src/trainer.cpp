@@ -46,6 +46,14 @@ Result<TeacherRanking> parse_teacher_ranking(const std::string& text) {
       fmt::format("unknown teacher ranking '{}' (known: training, validation, validation-if-better)", text));
 }
 
+Result<SmithWidth> parse_smith_width(const std::string& text) {
+  if (text == "none") return SmithWidth::kNone;
+  if (text == "all") return SmithWidth::kAll;
+  if (text == "accelerators") return SmithWidth::kAccelerators;
+  return Status::InvalidInput(
+      fmt::format("unknown choice '{}' for the Smith-width teachers (known: none, all, accelerators)", text));
+}
+
 const char* to_string(Rollouts rollouts) {
   switch (rollouts) {
     case Rollouts::kSlurm:
@@ -331,8 +339,10 @@ class Trainer {
         return std::exp(pool_mean(log_ratio));
       };
     };
+    const bool any_accelerators = std::any_of(traces_.begin(), traces_.end(), requests_accelerators);
     RankedTeacher best = ranked_search(over_traces(&Trainer::training_part_ratio),
-                                       over_traces(&Trainer::validation_ratio), /*cluster_relative=*/true);
+                                       over_traces(&Trainer::validation_ratio), /*cluster_relative=*/true,
+                                       any_accelerators);
     teacher_ = fmt::format(
         "{} for all {} traces (geometric mean of its cost ratios to {} on their {} in the Slurm model: {:.3f}{})",
         best.teacher.description, traces_.size(), config_.reference,
@@ -352,8 +362,9 @@ class Trainer {
   /// The search in the Slurm model, the rules ranked as config.teacher_ranking says: `on_training` and
   /// `on_validation` give a rule's cost ratio on the training part and on the validation jobs.
   RankedTeacher ranked_search(const std::function<double(const Scorer&)>& on_training,
-                              const std::function<double(const Scorer&)>& on_validation, bool cluster_relative) {
-    const TeacherFamily family = teacher_family(cluster_relative);
+                              const std::function<double(const Scorer&)>& on_validation, bool cluster_relative,
+                              bool with_accelerators) {
+    const TeacherFamily family = teacher_family(cluster_relative, with_accelerators);
     switch (config_.teacher_ranking) {
       case TeacherRanking::kTrainingPart:
         return {search_teacher(on_training, threads_, family), false, {}};
@@ -375,9 +386,11 @@ class Trainer {
     return {std::move(history), false, note};
   }
 
-  /// The rules the teacher search tries, as the configuration asks.
-  TeacherFamily teacher_family(bool cluster_relative) const {
-    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers, config_.smith_width_teachers};
+  /// The rules the teacher search tries, as the configuration asks, for traces with accelerator jobs or without.
+  TeacherFamily teacher_family(bool cluster_relative, bool with_accelerators) const {
+    const bool smith = config_.smith_width_teachers == SmithWidth::kAll ||
+                       (config_.smith_width_teachers == SmithWidth::kAccelerators && with_accelerators);
+    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers, smith};
   }
 
   static constexpr std::size_t kSearchSequences = 24;
@@ -392,7 +405,8 @@ class Trainer {
     std::vector<double> costs(sequences.size());
     parallel_for(sequences.size(), threads_,
                  [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
-    return search_teacher(sequences, costs, backfill_, cost_, threads_, teacher_family(/*cluster_relative=*/false));
+    return search_teacher(sequences, costs, backfill_, cost_, threads_,
+                          teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
   }
 
   /// Whether trace t's teacher is searched in the Slurm model: where its episodes run (in_slurm_), or, with compat
@@ -402,9 +416,12 @@ class Trainer {
   }
 
   /// A trace with accelerator jobs and the cluster they ran on: what mixed rollouts run in the Slurm model.
-  static bool has_accelerator_jobs(const TraceSplit& trace) {
-    return trace.cluster && std::any_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
-                                        [](const Job& j) { return j.accel.count > 0; });
+  static bool has_accelerator_jobs(const TraceSplit& trace) { return trace.cluster && requests_accelerators(trace); }
+
+  /// A trace with a job that asks for accelerators, whatever cluster it is given.
+  static bool requests_accelerators(const TraceSplit& trace) {
+    return std::any_of(trace.workload.jobs.begin(), trace.workload.jobs.end(),
+                       [](const Job& j) { return j.accel.count > 0; });
   }
 
   /// The search in the Slurm model: every rule runs the trace's whole training part once, and its cost there over
@@ -420,7 +437,7 @@ class Trainer {
       training_reference_[t] = std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
     return ranked_search([&](const Scorer& scorer) { return training_part_ratio(t, scorer); },
                          [&](const Scorer& scorer) { return validation_ratio(t, scorer); },
-                         /*cluster_relative=*/false);
+                         /*cluster_relative=*/false, requests_accelerators(traces_[t]));
   }
 
   /// `scorer`'s metric over the reference's on trace t's validation jobs in the Slurm model (select_on_slurm).

@@ -63,10 +63,20 @@ enum class TeacherRanking {
   kValidationIfBetter,
 };
 
+/// Which traces' teacher search keeps only the rules that weigh width no more than Smith's ratio rule
+/// (TeacherFamily::smith_width; policy_models/README.md, rules P20 and P21).
+enum class SmithWidth {
+  kNone,          ///< the whole family for every trace
+  kAll,           ///< for every trace
+  kAccelerators,  ///< for the traces with accelerator jobs only; CPU traces search the whole family
+};
+
 Result<Rollouts> parse_rollouts(const std::string& text);
 const char* to_string(Rollouts rollouts);
 /// "training", "validation" or "validation-if-better" (rlsched train --teacher-on).
 Result<TeacherRanking> parse_teacher_ranking(const std::string& text);
+/// "none", "all" or "accelerators" (rlsched train --smith-width-teachers).
+Result<SmithWidth> parse_smith_width(const std::string& text);
 
 /// A workload already read and prepared by the caller (the CLI loads it as `rlsched evaluate` does: SWF, sacct,
 /// Alibaba, Gavel folders, with the plugin configuration applied), and the cluster it runs on.
@@ -157,9 +167,9 @@ struct TrainConfig {
   /// The teacher family gains each area rule with the share term (c = 3 and 10, train/src/teacher.h): a job's size
   /// counted as its share of the cluster. The search then tries three times the rules.
   bool share_term_teachers = false;
-  /// The teacher family keeps only the area rules that weigh width no more than Smith's ratio rule (b <= a / 2,
-  /// TeacherFamily::smith_width): about half the rules.
-  bool smith_width_teachers = false;
+  /// Where the teacher family keeps only the area rules that weigh width no more than Smith's ratio rule (b <= a /
+  /// 2, TeacherFamily::smith_width): about half the rules.
+  SmithWidth smith_width_teachers = SmithWidth::kNone;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
