@@ -742,6 +742,20 @@ TEST_CASE("a warm start goes on from the given model: its weights, widths, featu
   CHECK(refused.status().message().rfind(trace, 0) == 0);
 }
 
+TEST_CASE("the Smith-width teachers reach the traces asked for") {
+  REQUIRE(parse_smith_width("none").ok());
+  CHECK(*parse_smith_width("none") == SmithWidth::kNone);
+  CHECK(*parse_smith_width("all") == SmithWidth::kAll);
+  CHECK(*parse_smith_width("accelerators") == SmithWidth::kAccelerators);
+  CHECK_THAT(parse_smith_width("gpus").status().message(),
+             Catch::Contains("'gpus'") && Catch::Contains("accelerators"));
+  for (const bool gpus : {false, true}) {
+    CHECK_FALSE(smith_width_for(SmithWidth::kNone, gpus));
+    CHECK(smith_width_for(SmithWidth::kAll, gpus));
+    CHECK(smith_width_for(SmithWidth::kAccelerators, gpus) == gpus);
+  }
+}
+
 TEST_CASE("bad training input is refused with a clear message") {
   TrainConfig c;
   c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model

@@ -54,6 +54,10 @@ Result<SmithWidth> parse_smith_width(const std::string& text) {
       fmt::format("unknown choice '{}' for the Smith-width teachers (known: none, all, accelerators)", text));
 }
 
+bool smith_width_for(SmithWidth where, bool with_accelerators) {
+  return where == SmithWidth::kAll || (where == SmithWidth::kAccelerators && with_accelerators);
+}
+
 const char* to_string(Rollouts rollouts) {
   switch (rollouts) {
     case Rollouts::kSlurm:
@@ -388,9 +392,8 @@ class Trainer {
 
   /// The rules the teacher search tries, as the configuration asks, for traces with accelerator jobs or without.
   TeacherFamily teacher_family(bool cluster_relative, bool with_accelerators) const {
-    const bool smith = config_.smith_width_teachers == SmithWidth::kAll ||
-                       (config_.smith_width_teachers == SmithWidth::kAccelerators && with_accelerators);
-    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers, smith};
+    return {cluster_relative, config_.predicted_run_times, config_.share_term_teachers,
+            smith_width_for(config_.smith_width_teachers, with_accelerators)};
   }
 
   static constexpr std::size_t kSearchSequences = 24;

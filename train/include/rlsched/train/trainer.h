@@ -77,6 +77,8 @@ const char* to_string(Rollouts rollouts);
 Result<TeacherRanking> parse_teacher_ranking(const std::string& text);
 /// "none", "all" or "accelerators" (rlsched train --smith-width-teachers).
 Result<SmithWidth> parse_smith_width(const std::string& text);
+/// Whether the teacher search of a trace, with accelerator jobs or without, keeps only the Smith-width rules.
+bool smith_width_for(SmithWidth where, bool with_accelerators);
 
 /// A workload already read and prepared by the caller (the CLI loads it as `rlsched evaluate` does: SWF, sacct,
 /// Alibaba, Gavel folders, with the plugin configuration applied), and the cluster it runs on.
