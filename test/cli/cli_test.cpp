@@ -21,6 +21,7 @@
 
 #include "temp_dir.h"
 
+#include "rlsched/area_rule.h"
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/gavel_workload.h"
 #include "rlsched/plugin_config.h"
@@ -1167,6 +1168,45 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   const Run bad = run_cli({"train", "--trace", gavel, "--output", model, "--rollouts", "bogus"});
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "--rollouts"));
+}
+
+// --smith-width-teachers: bare, every trace's teacher weighs width at most half as much as run time; with
+// =accelerators only the GPU dump's; an unknown value is refused by name. The two generated traces' best rules
+// without it weigh width three times run time (area:0.5/1.5/0), so each form shows in the card's teacher.
+TEST_CASE("train --smith-width-teachers caps the teachers' width weight on the traces asked for") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), model = dir.file("smith.pt");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
+  // Whether each trace's teacher (cpu.swf, gpu.sacct) is an area rule heavier in width than Smith's ratio.
+  auto heavy_width = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args{"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster",
+                                  "implied", "--cluster", gpu + ".cluster.yaml", "--rollouts", "compat",
+                                  "--teacher", "search-each", "--epochs", "0", "--sequence-length", "64",
+                                  "--validation-sequences", "2", "--output", model};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const Run run = run_cli(args);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    const std::string card = slurp(dir.file("smith.md"));
+    std::vector<bool> heavy;
+    for (const std::string trace : {"cpu.swf: ", "gpu.sacct: "}) {
+      const std::size_t at = card.find(trace);
+      REQUIRE(at != std::string::npos);
+      const std::size_t rule = card.find("(area:", at), end = card.find(')', rule);
+      REQUIRE(rule < card.find(';', at));  // an area rule, not a heuristic
+      auto parsed = rlsched::parse_area_rule(card.substr(rule + 1, end - rule - 1));
+      REQUIRE(parsed.ok());
+      heavy.push_back(parsed->b > parsed->a / 2);
+    }
+    return heavy;
+  };
+  CHECK(heavy_width({}) == std::vector<bool>{true, true});
+  CHECK(heavy_width({"--smith-width-teachers"}) == std::vector<bool>{false, false});
+  CHECK(heavy_width({"--smith-width-teachers=accelerators"}) == std::vector<bool>{true, false});
+  const Run bad = run_cli({"train", "--trace", cpu + ".swf", "--output", model, "--smith-width-teachers=gpus"});
+  CHECK(bad.exit_code != 0);
+  CHECK(contains(bad.err, "--smith-width-teachers"));
 }
 
 // --validation-trace: a workload the model is selected on and never trained on, read as --trace is, on the cluster
