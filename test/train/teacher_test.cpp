@@ -330,3 +330,42 @@ TEST_CASE("the Smith-width teacher family weighs width at most half as much as r
   REQUIRE(exact.rule.has_value());
   CHECK(exact.cost_ratio == 0.5);  // Smith's ratio itself stays in the family
 }
+
+// Gavel's jobs never wait in the compat simulator: every candidate costs the reference's, and the first tried, FCFS,
+// taught its sequences. With a margin the reference teaches unless a rule is that much cheaper.
+TEST_CASE("with a margin the reference teaches wherever no rule beats it by that much") {
+  const auto costing = [](std::string cheap, double ratio) {
+    return [cheap = std::move(cheap), ratio](const Scorer& scorer) { return scorer.name() == cheap ? ratio : 1.0; };
+  };
+  const ReferenceMargin sjf_by_one_percent{"sjf", 0.01};
+  const auto ties = costing("none", 1.0);
+  CHECK(search_teacher(ties, 2).heuristic == "fcfs");  // the first tried, without a margin
+  const Teacher tie = search_teacher(ties, 2, {}, ReferenceMargin{"sjf", 0});
+  CHECK(tie.heuristic == "sjf");
+  CHECK_FALSE(tie.rule.has_value());
+  CHECK(tie.cost_ratio == 1.0);
+  CHECK(tie.description.find("the reference") != std::string::npos);
+
+  const auto slightly = costing("area:1/0.5/0.25", 0.995);  // 0.5% below the reference
+  REQUIRE(search_teacher(slightly, 2).rule.has_value());
+  CHECK(search_teacher(slightly, 2, {}, ReferenceMargin{"sjf", 0}).rule.has_value());
+  const Teacher kept = search_teacher(slightly, 2, {}, sjf_by_one_percent);
+  CHECK(kept.heuristic == "sjf");
+  CHECK(kept.description.find("area:1/0.5/0.25") != std::string::npos);  // it says what it passed over
+
+  const Teacher clearly = search_teacher(costing("area:1/0.5/0.25", 0.98), 2, {}, sjf_by_one_percent);
+  REQUIRE(clearly.rule.has_value());
+  CHECK(clearly.rule->spec() == "area:1/0.5/0.25");
+  CHECK(clearly.cost_ratio == 0.98);
+  // The reference itself the cheapest: it teaches, with no note.
+  const Teacher itself = search_teacher(costing("sjf", 0.9), 2, {}, sjf_by_one_percent);
+  CHECK(itself.heuristic == "sjf");
+  CHECK(itself.description == "sjf");
+  // Another reference the search tries.
+  CHECK(search_teacher(ties, 2, {}, ReferenceMargin{"unicep", 0.01}).heuristic == "unicep");
+}
+
+TEST_CASE("only the heuristics the search tries can be the reference a margin keeps") {
+  for (const char* name : {"fcfs", "sjf", "wfp3", "unicep"}) CHECK(is_teacher_heuristic(name));
+  for (const char* name : {"f1", "multifactor", "nonesuch", "area:1/0/0"}) CHECK_FALSE(is_teacher_heuristic(name));
+}

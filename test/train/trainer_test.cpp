@@ -767,6 +767,15 @@ TEST_CASE("bad training input is refused with a clear message") {
   c.reference = "nope";
   CHECK(train_policy(c).status().message().find("unknown policy 'nope'") == 0);
   c.reference = "f1";
+  c.teacher_margin = 0.01;  // F1 cannot be imitated, so it cannot be the teacher a margin keeps
+  CHECK(train_policy(c).status().message() ==
+        "--teacher-margin keeps the reference as the teacher, and the teacher search cannot imitate --reference f1: "
+        "use fcfs, sjf, wfp3 or unicep");
+  c.reference = "sjf";
+  c.teacher_margin = 1.0;
+  CHECK(train_policy(c).status().message() == "--teacher-margin 1: must be a share in [0, 1)");
+  c.teacher_margin.reset();
+  c.reference = "f1";
   c.traces = {std::string(RLSCHED_TEST_DATA) + "/sacct/speeds.txt"};  // accelerator jobs: the cluster is needed
   CHECK_THAT(train_policy(c).status().message(), Catch::Contains("give the cluster it ran on: --slurm-conf"));
   c.temperature = 0;

@@ -79,7 +79,8 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
 }
 
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
-                       bool backfill, const CostModel& cost, int threads, TeacherFamily family) {
+                       bool backfill, const CostModel& cost, int threads, TeacherFamily family,
+                       const std::optional<ReferenceMargin>& keep) {
   return search_teacher(
       [&](const Scorer& scorer) {
         double sum = 0;
@@ -87,7 +88,7 @@ Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector
           sum += reference_cost(sequences[s], scorer, backfill, cost) / std::max(reference_costs[s], 1e-9);
         return sum / static_cast<double>(std::max<std::size_t>(sequences.size(), 1));
       },
-      threads, family);
+      threads, family, keep);
 }
 
 Teacher same_teacher(const Teacher& teacher) {
@@ -99,18 +100,23 @@ Teacher same_teacher(const Teacher& teacher) {
   return out;
 }
 
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family) {
+bool is_teacher_heuristic(const std::string& name) {
+  // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
+  // priority, and ranking it again as the site factor counts it twice.
+  if (name == "multifactor") return false;
+  // F1 ranks by log10 of the absolute submit time, which no feature carries (they have the wait, not the clock):
+  // a network cannot copy it. Imitating it on Lublin-1 started the network at 3-4x F1's slowdown on the
+  // validation jobs, worse than the area rules below (policy_models/README.md).
+  if (name == "f1") return false;
+  const std::vector<std::string> names = scorer_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family,
+                       const std::optional<ReferenceMargin>& keep) {
   std::vector<Teacher> candidates;
-  for (const std::string& name : scorer_names()) {
-    // The compat simulator does not produce Slurm's factors; in the Slurm model multifactor is already the base
-    // priority, and ranking it again as the site factor counts it twice.
-    if (name == "multifactor") continue;
-    // F1 ranks by log10 of the absolute submit time, which no feature carries (they have the wait, not the clock):
-    // a network cannot copy it. Imitating it on Lublin-1 started the network at 3-4x F1's slowdown on the
-    // validation jobs, worse than the area rules below (policy_models/README.md).
-    if (name == "f1") continue;
-    candidates.push_back(std::move(heuristic_teacher(name)).value());
-  }
+  for (const std::string& name : scorer_names())
+    if (is_teacher_heuristic(name)) candidates.push_back(std::move(heuristic_teacher(name)).value());
   std::vector<double> share_weights{0.0};
   if (family.share_term) share_weights.insert(share_weights.end(), {3.0, 10.0});
   for (const bool predicted : {false, true}) {
@@ -142,6 +148,17 @@ Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, i
     if (candidates[i].cost_ratio > 0 &&
         (candidates[best].cost_ratio <= 0 || candidates[i].cost_ratio < candidates[best].cost_ratio))
       best = i;
+  if (keep) {
+    auto reference = std::find_if(candidates.begin(), candidates.end(),
+                                  [&](const Teacher& t) { return !t.rule && t.heuristic == keep->reference; });
+    if (reference != candidates.end() && reference != candidates.begin() + static_cast<std::ptrdiff_t>(best) &&
+        reference->cost_ratio > 0 && !(candidates[best].cost_ratio < reference->cost_ratio * (1.0 - keep->margin))) {
+      reference->description = fmt::format(
+          "{} (the reference: nothing tried was {:g}% cheaper; the best, {}, at {:.3f})", reference->description,
+          100 * keep->margin, candidates[best].description, candidates[best].cost_ratio);
+      return std::move(*reference);
+    }
+  }
   return std::move(candidates[best]);
 }
 

@@ -73,15 +73,31 @@ struct TeacherFamily {
   bool smith_width = false;
 };
 
+/// Where a rule must beat the reference to teach (`rlsched train --teacher-margin`): a trace on which no candidate
+/// costs less than (1 - margin) times the reference imitates the reference. Without it the cheapest candidate
+/// teaches and a tie goes to the first tried, FCFS: Gavel's jobs never wait in the compat simulator, every order
+/// costs the same there, and its sequences taught FCFS (policy_models/README.md, rule P22).
+struct ReferenceMargin {
+  std::string reference;  ///< a heuristic the search tries: fcfs, sjf, wfp3 or unicep
+  double margin = 0;      ///< a share of the reference's cost, [0, 1)
+};
+
 /// Evaluates every rule of the family (`family` says which) and every built-in heuristic
 /// but multifactor and F1 with `cost_ratio` (a candidate's cost ratio to the reference: in the Slurm model over the
 /// whole training part, or the geometric mean of those over several traces; in the compat simulator the mean over
 /// its search sequences; called from `threads` threads at once) and returns the lowest. A cost of 0 or less marks a
-/// failed run, which is never chosen while another succeeded.
-Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family = {});
+/// failed run, which is never chosen while another succeeded. With `keep`, the reference where no candidate is
+/// more than keep->margin cheaper than it (ReferenceMargin).
+Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family = {},
+                       const std::optional<ReferenceMargin>& keep = std::nullopt);
 
 /// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
-                       bool backfill, const CostModel& cost, int threads, TeacherFamily family = {});
+                       bool backfill, const CostModel& cost, int threads, TeacherFamily family = {},
+                       const std::optional<ReferenceMargin>& keep = std::nullopt);
+
+/// Whether search_teacher tries the heuristic `name` as a candidate (every built-in but multifactor and F1), so that
+/// it can be ReferenceMargin::reference.
+bool is_teacher_heuristic(const std::string& name);
 
 }  // namespace rlsched::train

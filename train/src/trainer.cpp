@@ -371,14 +371,14 @@ class Trainer {
     const TeacherFamily family = teacher_family(cluster_relative, with_accelerators);
     switch (config_.teacher_ranking) {
       case TeacherRanking::kTrainingPart:
-        return {search_teacher(on_training, threads_, family), false, {}};
+        return {search_teacher(on_training, threads_, family, reference_margin()), false, {}};
       case TeacherRanking::kValidation:
-        return {search_teacher(on_validation, threads_, family), true, {}};
+        return {search_teacher(on_validation, threads_, family, reference_margin()), true, {}};
       case TeacherRanking::kValidationIfBetter:
         break;
     }
-    Teacher history = search_teacher(on_training, threads_, family);
-    Teacher recent = search_teacher(on_validation, threads_, family);
+    Teacher history = search_teacher(on_training, threads_, family, reference_margin());
+    Teacher recent = search_teacher(on_validation, threads_, family, reference_margin());
     const double history_recently = on_validation(*history.scorer);
     if (recent.cost_ratio < history_recently * (1.0 - config_.min_improvement))
       return {std::move(recent), true,
@@ -396,6 +396,12 @@ class Trainer {
             smith_width_for(config_.smith_width_teachers, with_accelerators)};
   }
 
+  /// The reference and the margin a rule must beat it by to teach (TrainConfig::teacher_margin), where asked for.
+  std::optional<ReferenceMargin> reference_margin() const {
+    if (!config_.teacher_margin) return std::nullopt;
+    return ReferenceMargin{config_.reference, *config_.teacher_margin};
+  }
+
   static constexpr std::size_t kSearchSequences = 24;
   static constexpr double kUniformWindows = 0.25;  ///< share of Slurm-model windows drawn uniformly
 
@@ -409,7 +415,8 @@ class Trainer {
     parallel_for(sequences.size(), threads_,
                  [&](std::size_t i) { costs[i] = reference_cost(sequences[i], *reference_, backfill_, cost_); });
     return search_teacher(sequences, costs, backfill_, cost_, threads_,
-                          teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
+                          teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])),
+                          reference_margin());
   }
 
   /// Whether trace t's teacher is searched in the Slurm model: where its episodes run (in_slurm_), or, with compat
@@ -1107,6 +1114,16 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   }
   auto reference = make_scorer(config.reference);
   if (!reference.ok()) return reference.status();
+  if (config.teacher_margin) {
+    if (!(*config.teacher_margin >= 0 && *config.teacher_margin < 1))
+      return Status::InvalidInput(
+          fmt::format("--teacher-margin {}: must be a share in [0, 1)", *config.teacher_margin));
+    if (!is_teacher_heuristic(config.reference))
+      return Status::InvalidInput(fmt::format(
+          "--teacher-margin keeps the reference as the teacher, and the teacher search cannot imitate --reference "
+          "{}: use fcfs, sjf, wfp3 or unicep",
+          config.reference));
+  }
   if (config.rollouts != Rollouts::kCompat) {
     if (config.rollouts_per_sequence < 2)
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,10 @@ struct TrainConfig {
   /// Where the teacher family keeps only the area rules that weigh width no more than Smith's ratio rule (b <= a /
   /// 2, TeacherFamily::smith_width): about half the rules.
   SmithWidth smith_width_teachers = SmithWidth::kNone;
+  /// Where set, a trace's teacher is the reference unless a searched rule costs less than (1 - teacher_margin)
+  /// times it there (train/src/teacher.h ReferenceMargin); the reference must be one the search tries. Unset: the
+  /// cheapest candidate, a tie going to FCFS, as the shipped models were trained.
+  std::optional<double> teacher_margin;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
