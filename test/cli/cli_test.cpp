@@ -1209,6 +1209,52 @@ TEST_CASE("train --smith-width-teachers caps the teachers' width weight on the t
   CHECK(contains(bad.err, "--smith-width-teachers"));
 }
 
+// --teacher-margin: the reference teaches a trace unless a rule beats it there by the margin. Without it both
+// generated traces' best rule, area:0.5/1.5/0, teaches (2.3% below SJF on the CPU trace, 0.3% on the GPU dump); at
+// 1% the GPU dump imitates SJF, at 20% both do; a reference no network imitates is refused by name.
+TEST_CASE("train --teacher-margin keeps the reference as the teacher where no rule beats it by the margin") {
+  TempDir dir;
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), model = dir.file("margin.pt");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
+  const std::vector<std::string> train{"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster",
+                                       "implied", "--cluster", gpu + ".cluster.yaml", "--rollouts", "compat",
+                                       "--teacher", "search-each", "--epochs", "0", "--sequence-length", "64",
+                                       "--validation-sequences", "2", "--output", model};
+  // Whether each trace's teacher (cpu.swf, gpu.sacct) is the reference, SJF.
+  auto taught_by_sjf = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = train;
+    args.insert(args.end(), {"--reference", "sjf"});
+    args.insert(args.end(), flags.begin(), flags.end());
+    const Run run = run_cli(args);
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    const std::string card = slurp(dir.file("margin.md"));
+    std::vector<bool> sjf;
+    for (const std::string trace : {"cpu.swf: ", "gpu.sacct: "}) {
+      const std::size_t at = card.find(trace);
+      REQUIRE(at != std::string::npos);
+      sjf.push_back(card.compare(at + trace.size(), 4, "sjf ") == 0);
+    }
+    return sjf;
+  };
+  CHECK(taught_by_sjf({}) == std::vector<bool>{false, false});
+  CHECK(taught_by_sjf({"--teacher-margin", "0.01"}) == std::vector<bool>{false, true});
+  CHECK(taught_by_sjf({"--teacher-margin", "0.2"}) == std::vector<bool>{true, true});
+  CHECK(contains(slurp(dir.file("margin.md")), "sjf (the reference: nothing tried was 20% cheaper"));
+
+  std::vector<std::string> f1 = train;
+  f1.insert(f1.end(), {"--reference", "f1", "--teacher-margin", "0.01"});
+  const Run refused = run_cli(f1);
+  CHECK(refused.exit_code != 0);
+  CHECK(contains(refused.err, "cannot imitate --reference f1"));
+  std::vector<std::string> wide = train;
+  wide.insert(wide.end(), {"--reference", "sjf", "--teacher-margin", "0.9"});
+  const Run out_of_range = run_cli(wide);
+  CHECK(out_of_range.exit_code != 0);
+  CHECK(contains(out_of_range.err, "--teacher-margin"));
+}
+
 // --validation-trace: a workload the model is selected on and never trained on, read as --trace is, on the cluster
 // --validation-cluster gives it; the card lists it with all its jobs.
 TEST_CASE("train selects the model on validation traces, each on its own cluster") {
