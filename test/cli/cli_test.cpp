@@ -1170,32 +1170,55 @@ TEST_CASE("train on a Gavel folder with a cluster runs Slurm-model rollouts end 
   CHECK(contains(bad.err, "--rollouts"));
 }
 
+namespace {
+
+/// Generates a CPU trace (seed 7) and a GPU dump (seed 2) of 600 jobs each in `dir` (cpu.swf, gpu.sacct and its
+/// cluster) and returns the `rlsched train` arguments that search each one's teacher in the compat simulator,
+/// train no epoch and write `model` (and its card beside it).
+std::vector<std::string> teachers_of_two_generated_traces(TempDir& dir, const std::string& model) {
+  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", cpu}).exit_code == 0);
+  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
+  return {"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster", "implied", "--cluster",
+          gpu + ".cluster.yaml", "--rollouts", "compat", "--teacher", "search-each", "--epochs", "0",
+          "--sequence-length", "64", "--validation-sequences", "2", "--output", model};
+}
+
+/// Runs `train` (teachers_of_two_generated_traces's arguments) with `flags` and returns what the card at `card`
+/// says of each trace's teacher, cpu.swf's then gpu.sacct's: the text after the trace's name to the next "; ".
+std::vector<std::string> teachers_in_card(std::vector<std::string> train, const std::vector<std::string>& flags,
+                                          const std::string& card) {
+  train.insert(train.end(), flags.begin(), flags.end());
+  const Run run = run_cli(train);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string text = slurp(card);
+  std::vector<std::string> teachers;
+  for (const std::string trace : {"cpu.swf: ", "gpu.sacct: "}) {
+    const std::size_t at = text.find(trace);
+    REQUIRE(at != std::string::npos);
+    const std::size_t from = at + trace.size();
+    teachers.push_back(text.substr(from, text.find("; ", from) - from));
+  }
+  return teachers;
+}
+
+}  // namespace
+
 // --smith-width-teachers: bare, every trace's teacher weighs width at most half as much as run time; with
 // =accelerators only the GPU dump's; an unknown value is refused by name. The two generated traces' best rules
 // without it weigh width three times run time (area:0.5/1.5/0), so each form shows in the card's teacher.
 TEST_CASE("train --smith-width-teachers caps the teachers' width weight on the traces asked for") {
   TempDir dir;
-  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), model = dir.file("smith.pt");
-  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", cpu}).exit_code == 0);
-  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
+  const std::string model = dir.file("smith.pt");
+  const std::vector<std::string> train = teachers_of_two_generated_traces(dir, model);
   // Whether each trace's teacher (cpu.swf, gpu.sacct) is an area rule heavier in width than Smith's ratio.
   auto heavy_width = [&](const std::vector<std::string>& flags) {
-    std::vector<std::string> args{"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster",
-                                  "implied", "--cluster", gpu + ".cluster.yaml", "--rollouts", "compat",
-                                  "--teacher", "search-each", "--epochs", "0", "--sequence-length", "64",
-                                  "--validation-sequences", "2", "--output", model};
-    args.insert(args.end(), flags.begin(), flags.end());
-    const Run run = run_cli(args);
-    INFO(run.err);
-    REQUIRE(run.exit_code == 0);
-    const std::string card = slurp(dir.file("smith.md"));
     std::vector<bool> heavy;
-    for (const std::string trace : {"cpu.swf: ", "gpu.sacct: "}) {
-      const std::size_t at = card.find(trace);
-      REQUIRE(at != std::string::npos);
-      const std::size_t rule = card.find("(area:", at), end = card.find(')', rule);
-      REQUIRE(rule < card.find(';', at));  // an area rule, not a heuristic
-      auto parsed = rlsched::parse_area_rule(card.substr(rule + 1, end - rule - 1));
+    for (const std::string& teacher : teachers_in_card(train, flags, dir.file("smith.md"))) {
+      const std::size_t rule = teacher.find("(area:"), end = teacher.find(')', rule);
+      REQUIRE(rule != std::string::npos);  // an area rule, not a heuristic
+      auto parsed = rlsched::parse_area_rule(teacher.substr(rule + 1, end - rule - 1));
       REQUIRE(parsed.ok());
       heavy.push_back(parsed->b > parsed->a / 2);
     }
@@ -1204,7 +1227,7 @@ TEST_CASE("train --smith-width-teachers caps the teachers' width weight on the t
   CHECK(heavy_width({}) == std::vector<bool>{true, true});
   CHECK(heavy_width({"--smith-width-teachers"}) == std::vector<bool>{false, false});
   CHECK(heavy_width({"--smith-width-teachers=accelerators"}) == std::vector<bool>{true, false});
-  const Run bad = run_cli({"train", "--trace", cpu + ".swf", "--output", model, "--smith-width-teachers=gpus"});
+  const Run bad = run_cli({"train", "--trace", dir.file("cpu.swf"), "--output", model, "--smith-width-teachers=gpus"});
   CHECK(bad.exit_code != 0);
   CHECK(contains(bad.err, "--smith-width-teachers"));
 }
@@ -1214,28 +1237,14 @@ TEST_CASE("train --smith-width-teachers caps the teachers' width weight on the t
 // 1% the GPU dump imitates SJF, at 20% both do; a reference no network imitates is refused by name.
 TEST_CASE("train --teacher-margin keeps the reference as the teacher where no rule beats it by the margin") {
   TempDir dir;
-  const std::string cpu = dir.file("cpu"), gpu = dir.file("gpu"), model = dir.file("margin.pt");
-  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", cpu}).exit_code == 0);
-  REQUIRE(run_cli({"generate", "--family", "gpu", "--seed", "2", "--jobs", "600", "--out", gpu}).exit_code == 0);
-  const std::vector<std::string> train{"train", "--trace", cpu + ".swf", "--trace", gpu + ".sacct", "--cluster",
-                                       "implied", "--cluster", gpu + ".cluster.yaml", "--rollouts", "compat",
-                                       "--teacher", "search-each", "--epochs", "0", "--sequence-length", "64",
-                                       "--validation-sequences", "2", "--output", model};
+  const std::string model = dir.file("margin.pt");
+  const std::vector<std::string> train = teachers_of_two_generated_traces(dir, model);
   // Whether each trace's teacher (cpu.swf, gpu.sacct) is the reference, SJF.
-  auto taught_by_sjf = [&](const std::vector<std::string>& flags) {
-    std::vector<std::string> args = train;
-    args.insert(args.end(), {"--reference", "sjf"});
-    args.insert(args.end(), flags.begin(), flags.end());
-    const Run run = run_cli(args);
-    INFO(run.err);
-    REQUIRE(run.exit_code == 0);
-    const std::string card = slurp(dir.file("margin.md"));
+  auto taught_by_sjf = [&](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"--reference", "sjf"});
     std::vector<bool> sjf;
-    for (const std::string trace : {"cpu.swf: ", "gpu.sacct: "}) {
-      const std::size_t at = card.find(trace);
-      REQUIRE(at != std::string::npos);
-      sjf.push_back(card.compare(at + trace.size(), 4, "sjf ") == 0);
-    }
+    for (const std::string& teacher : teachers_in_card(train, flags, dir.file("margin.md")))
+      sjf.push_back(teacher.rfind("sjf ", 0) == 0);
     return sjf;
   };
   CHECK(taught_by_sjf({}) == std::vector<bool>{false, false});
