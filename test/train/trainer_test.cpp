@@ -756,6 +756,49 @@ TEST_CASE("the Smith-width teachers reach the traces asked for") {
   }
 }
 
+// Behaviour cloning draws max(--episodes, 8) sequences, the traces in turn, so with more traces than that the last
+// teach nothing. Eight traces whose jobs never wait for each other (no decision with a choice) come before a busy
+// one: 8 sequences come from the quiet ones alone and there is nothing to learn; one sequence of each reaches it.
+TEST_CASE("with demonstrations per trace every trace teaches even the last ones") {
+  const auto quiet = [](int k) {
+    TrainWorkload w;
+    w.label = "quiet-" + std::to_string(k);
+    w.cluster = Cluster::Homogeneous(4, 16);
+    for (int i = 0; i < 400; ++i) {
+      Job j;
+      j.id = static_cast<JobId>(i + 1);
+      j.user = "u";
+      j.submit = Seconds{1000} * i;
+      j.cpus = 1 + i % 4;
+      j.run_time = 10 + i % 7;
+      j.time_limit = 60 * (1 + i % 3);
+      w.workload.jobs.push_back(j);
+    }
+    return w;
+  };
+  TrainConfig c;
+  c.rollouts = Rollouts::kCompat;
+  c.teacher = "sjf";
+  c.reference = "sjf";
+  c.imitation_epochs = 2;
+  c.epochs = 0;
+  c.episodes_per_epoch = 8;
+  c.sequence_length = 64;
+  c.validation_sequences = 1;
+  c.threads = 1;
+  c.output = std::string(P_tmpdir) + "/rlsched_demonstrations.pt";
+  for (int k = 0; k < 8; ++k) c.workloads.push_back(quiet(k));
+  const sim::GeneratedWorkload busy = generated_site(5, 1500);
+  c.workloads.push_back(TrainWorkload{"busy", busy.workload, busy.cluster, 1});
+  const auto eight = train_policy(c);
+  REQUIRE_FALSE(eight.ok());
+  CHECK_THAT(eight.status().message(), Catch::Contains("no feature of the training jobs ever varies"));
+  c.demonstrations_per_trace = 1;
+  const auto each = train_policy(c);
+  INFO(each.status().message());
+  CHECK(each.ok());
+}
+
 TEST_CASE("bad training input is refused with a clear message") {
   TrainConfig c;
   c.rollouts = Rollouts::kCompat;  // the compat protocol; slurm_rollout_test.cpp covers the Slurm model

@@ -262,6 +262,11 @@ CommandRunner setup_train(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--imitation-epochs", c.imitation_epochs, "Behaviour-cloning passes before PPO (0: random start)")
       ->capture_default_str();
+  app.add_option("--demonstrations-per-trace", c.demonstrations_per_trace,
+                 "Sequences each trace demonstrates for behaviour cloning, --trace-weight times (0: max(--episodes, 8) "
+                 "in all, the traces in turn, so that with more traces than that the last teach nothing)")
+      ->type_name("N")
+      ->capture_default_str();
   app.add_option("--imitation-restarts", c.imitation_restarts,
                  "Imitate this many times from different initial weights and start PPO from the imitation that "
                  "validates best (on the figure the model is selected on)")

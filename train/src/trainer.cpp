@@ -521,7 +521,9 @@ class Trainer {
       teacher_validation_ = slurm_validation_ratio([&](std::size_t i) {
         return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *teachers[i].scorer);
       });
-    const std::size_t n = std::max<std::size_t>(config_.episodes_per_epoch, 8);
+    const std::size_t n = config_.demonstrations_per_trace > 0
+                              ? config_.demonstrations_per_trace * draws_.size()
+                              : std::max<std::size_t>(config_.episodes_per_epoch, 8);
     std::vector<Episode> demos(n);
     // where_trained: each trace where its episodes run (in_slurm_); otherwise every one in the compat simulator.
     auto demonstrate = [&](bool where_trained) {

@@ -141,6 +141,10 @@ struct TrainConfig {
   /// trace, comma-separated.
   std::string teacher = "search";
   int imitation_epochs = 30;  ///< behaviour-cloning passes before PPO; 0 = start at random
+  /// Sequences each trace demonstrates for behaviour cloning, weight times (0: max(episodes_per_epoch, 8) sequences
+  /// in all, the traces in turn, as the shipped models were trained: with 37 traces and 32 episodes one sequence of
+  /// most traces and none of the last five). The first sequences are the same either way.
+  std::size_t demonstrations_per_trace = 0;
   /// Imitation runs this many times from different initial weights (the first from the weights a run with 1 starts
   /// from) and PPO starts from the one that validates best, on the figure the model is selected on. The demonstrations
   /// and the teacher search are shared, so each restart costs its imitation passes and one validation.
