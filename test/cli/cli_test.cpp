@@ -1264,6 +1264,35 @@ TEST_CASE("train --teacher-margin keeps the reference as the teacher where no ru
   CHECK(contains(out_of_range.err, "--teacher-margin"));
 }
 
+// --demonstrations-per-trace reaches imitation: eight SWF traces whose jobs never wait for each other, then a busy
+// generated one. With 8 episodes imitation is shown the quiet traces only and has nothing to learn; with one
+// demonstration of each trace the busy one teaches too.
+TEST_CASE("train --demonstrations-per-trace lets the last of many traces teach") {
+  TempDir dir;
+  std::vector<std::string> args{"train", "--rollouts", "compat", "--teacher", "sjf", "--reference", "sjf",
+                                "--epochs", "0", "--episodes", "8", "--sequence-length", "64",
+                                "--validation-sequences", "1", "--threads", "1", "--output", dir.file("d.pt")};
+  for (int k = 0; k < 8; ++k) {
+    const std::string swf = dir.file("quiet-" + std::to_string(k) + ".swf");
+    std::ofstream out(swf);
+    out << "; MaxProcs: 16\n";
+    for (int i = 0; i < 400; ++i)
+      out << i + 1 << ' ' << 1000 * i << " 0 " << 10 + i % 7 << ' ' << 1 + i % 4 << " -1 -1 " << 1 + i % 4 << ' '
+          << 60 * (1 + i % 3) << " -1 1 1 1 -1 1 1 -1 -1\n";
+    args.insert(args.end(), {"--trace", swf});
+  }
+  const std::string busy = dir.file("busy");
+  REQUIRE(run_cli({"generate", "--family", "cpu", "--seed", "7", "--jobs", "600", "--out", busy}).exit_code == 0);
+  args.insert(args.end(), {"--trace", busy + ".swf"});
+  const Run eight = run_cli(args);
+  CHECK(eight.exit_code != 0);
+  CHECK(contains(eight.err, "no feature of the training jobs ever varies"));
+  args.insert(args.end(), {"--demonstrations-per-trace", "1"});
+  const Run each = run_cli(args);
+  INFO(each.err);
+  CHECK(each.exit_code == 0);
+}
+
 // --validation-trace: a workload the model is selected on and never trained on, read as --trace is, on the cluster
 // --validation-cluster gives it; the card lists it with all its jobs.
 TEST_CASE("train selects the model on validation traces, each on its own cluster") {
