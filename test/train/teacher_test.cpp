@@ -332,7 +332,7 @@ TEST_CASE("the Smith-width teacher family weighs width at most half as much as r
 }
 
 // Gavel's jobs never wait in the compat simulator: every candidate costs the reference's, and the first tried, FCFS,
-// taught its sequences. With a margin the reference teaches unless a rule is that much cheaper.
+// was its teacher. With a margin the reference teaches unless a rule is that much cheaper.
 TEST_CASE("with a margin the reference teaches wherever no rule beats it by that much") {
   const auto costing = [](std::string cheap, double ratio) {
     return [cheap = std::move(cheap), ratio](const Scorer& scorer) { return scorer.name() == cheap ? ratio : 1.0; };

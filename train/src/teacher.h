@@ -76,7 +76,7 @@ struct TeacherFamily {
 /// Where a rule must beat the reference to teach (`rlsched train --teacher-margin`): a trace on which no candidate
 /// costs less than (1 - margin) times the reference imitates the reference. Without it the cheapest candidate
 /// teaches and a tie goes to the first tried, FCFS: Gavel's jobs never wait in the compat simulator, every order
-/// costs the same there, and its sequences taught FCFS (policy_models/README.md, rule P22).
+/// costs the same there, and FCFS was its teacher (with no decision there to imitate; policy_models/README.md, P22).
 struct ReferenceMargin {
   std::string reference;  ///< a heuristic the search tries: fcfs, sjf, wfp3 or unicep
   double margin = 0;      ///< a share of the reference's cost, [0, 1)
