@@ -27,7 +27,6 @@ struct TrainOptions {
   std::string rollouts = "slurm";
   std::string teacher_ranking = "training";
   std::string smith_width = "none";
-  double teacher_margin = -1;  ///< --teacher-margin; below 0: not given
   /// --cluster: none (each trace's implied cluster), one for every trace, or one per trace in --trace order
   /// ("implied" for a trace whose own header says its machine).
   std::vector<std::string> clusters;
@@ -124,7 +123,6 @@ int run_train(TrainOptions& options) {
   auto smith_width = train::parse_smith_width(options.smith_width);
   if (!smith_width.ok()) return fail(smith_width.status());
   config.smith_width_teachers = *smith_width;
-  if (options.teacher_margin >= 0) config.teacher_margin = options.teacher_margin;
   auto training = read_workloads(config.traces, options.clusters, options.weights, options.plugin_config,
                                  {"--trace", "--cluster", "--trace-weight"});
   if (!training.ok()) return fail(training.status());
@@ -305,7 +303,7 @@ CommandRunner setup_train(CLI::App& app) {
                "short wide job back for its width alone; about half the rules. =accelerators: only for the traces "
                "with accelerator jobs")
       ->check(CLI::IsMember({"none", "all", "accelerators"}));
-  app.add_option("--teacher-margin", options->teacher_margin,
+  app.add_option("--teacher-margin", c.teacher_margin,
                  "A trace's teacher is --reference unless a searched rule costs less than (1 - SHARE) times it on "
                  "that trace (not given: the cheapest, a tie going to FCFS, as the shipped models were trained)")
       ->check(CLI::Range(0.0, 0.5))
