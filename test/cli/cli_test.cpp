@@ -619,6 +619,51 @@ TEST_CASE("evaluate --held-back scales the held-back jobs to --load, so that the
   check_result(doc["results"][1], evaluate(recent, &cluster, "sjf"));
 }
 
+TEST_CASE("evaluate --load-factor multiplies the offered load, --load's or the trace's own") {
+  TempDir dir;
+  SECTION("after --load") {
+    const std::string out = dir.file("gavel.json");
+    const Run run = run_cli({"evaluate", "--trace", kGavel, "--any-of", kGavel + "/pods.csv", "--cluster",
+                             kGavelCluster, "--load", "0.8", "--load-factor", "1.1", "--policies", "fcfs,sjf", "--json",
+                             out});
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    CHECK(contains(run.out, "to 0.88 (--load 0.8 --load-factor 1.1)"));
+    auto [derived, cluster] = gavel_on_cluster();
+    REQUIRE(rlsched::sim::scale_to_load(derived.workload.jobs, cluster, 0.88).ok());
+    const json doc = json::parse(slurp(out));
+    REQUIRE(doc.at("results").size() == 2);
+    check_result(doc["results"][0], evaluate(derived.workload, &cluster, "fcfs"));
+    check_result(doc["results"][1], evaluate(derived.workload, &cluster, "sjf"));
+  }
+  SECTION("of the trace's own arrivals") {
+    const std::string swf = dir.file("long.swf"), out = dir.file("long.json");
+    write_long_swf(swf);
+    const Run run = run_cli({"evaluate", "--trace", swf, "--load-factor", "0.9", "--policies", "sjf", "--json", out});
+    INFO(run.err);
+    REQUIRE(run.exit_code == 0);
+    Workload workload = read(swf);
+    const Cluster cluster = implied_with_example(workload);
+    const double own = rlsched::sim::offered_load(workload.jobs, cluster);
+    REQUIRE(rlsched::sim::scale_to_load(workload.jobs, cluster, own * 0.9).ok());
+    CHECK(contains(run.out, fmt::format("from load {:.3g} to {:.3g} (--load-factor 0.9)", own, own * 0.9)));
+    const json doc = json::parse(slurp(out));
+    REQUIRE(doc.at("results").size() == 1);
+    check_result(doc["results"][0], evaluate(workload, &cluster, "sjf"));
+  }
+  SECTION("a workload that offers no load has none to multiply") {
+    const std::string swf = dir.file("at-once.swf");
+    std::ofstream(swf) << "; MaxNodes: 4\n; MaxProcs: 4\n"
+                       << "1 100 -1 50 2 -1 -1 2 60 -1 1 1 1 -1 1 -1 -1 -1\n"
+                       << "2 100 -1 80 4 -1 -1 4 90 -1 1 1 1 -1 1 -1 -1 -1\n";
+    const Run run = run_cli({"evaluate", "--trace", swf, "--load-factor", "1.1", "--policies", "sjf"});
+    CHECK(run.exit_code == 1);
+    CHECK(contains(run.err, "--load-factor 1.1: the workload offers no load to multiply"));
+    const Run zero = run_cli({"evaluate", "--trace", swf, "--load-factor", "0", "--policies", "sjf"});
+    CHECK(zero.exit_code == 2);
+  }
+}
+
 TEST_CASE("speeds learns job classes from a sacct dump that rlsched.yaml accepts") {
   TempDir dir;
   const std::string yaml = dir.file("speeds.yaml");

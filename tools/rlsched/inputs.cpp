@@ -203,13 +203,20 @@ Result<Inputs> load_inputs(const RunOptions& options) {
     inputs.trace_label += fmt::format(" (held back: the last {:.0f}% by submit time, {} jobs)",
                                       options.recent_share * 100, inputs.workload.jobs.size());
   }
-  if (options.load > 0) {
+  if (options.load > 0 || options.load_factor != 1) {
     const double before = sim::offered_load(inputs.workload.jobs, inputs.cluster);
-    auto factor = sim::scale_to_load(inputs.workload.jobs, inputs.cluster, options.load);
-    if (!factor.ok())
-      return Status::InvalidInput(fmt::format("--load {}: {}", options.load, factor.status().message()));
-    inputs.trace_label +=
-        fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {}", *factor, before, options.load);
+    const double load = (options.load > 0 ? options.load : before) * options.load_factor;
+    const std::string asked = options.load_factor == 1 ? fmt::format("--load {}", options.load)
+                              : options.load > 0
+                                  ? fmt::format("--load {} --load-factor {}", options.load, options.load_factor)
+                                  : fmt::format("--load-factor {}", options.load_factor);
+    // Without --load, a workload offering no load (no work, or every job submitted at once) has none to multiply.
+    auto factor = load > 0 ? sim::scale_to_load(inputs.workload.jobs, inputs.cluster, load)
+                           : Result<double>(Status::InvalidInput("the workload offers no load to multiply (no work, "
+                                                                 "or all its jobs arrive at once)"));
+    if (!factor.ok()) return Status::InvalidInput(fmt::format("{}: {}", asked, factor.status().message()));
+    inputs.trace_label += fmt::format("; arrivals scaled x{:.3g} from load {:.3g} to {:.3g}{}", *factor, before, load,
+                                      options.load_factor == 1 ? "" : fmt::format(" ({})", asked));
   }
   Status config = apply_config_option(options, inputs);
   if (!config.ok()) return config;

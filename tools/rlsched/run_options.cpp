@@ -270,6 +270,11 @@ void add_run_options(CLI::App& app, RunOptions& options, std::vector<CLI::Option
                  "submit span) is this")
       ->type_name("RHO")
       ->check(CLI::PositiveNumber);
+  app.add_option("--load-factor", options.load_factor,
+                 "Multiply the offered load (the trace's own, or --load's) by this, compressing the arrival times by "
+                 "it: the same jobs a little busier or quieter (bench/policy_protocol.py --load-factors)")
+      ->type_name("F")
+      ->check(CLI::PositiveNumber);
   CLI::Option* preemption =
       app.add_option(
              "--preemption", options.preemption,

@@ -39,6 +39,7 @@ struct RunOptions {
   double placement_slack = 0;              ///< --placement-slack; 0: the config's placement.slack
   std::string any_of;                      ///< Alibaba pod CSV giving a Gavel workload's type constraints
   double load = 0;                         ///< offered load to scale arrivals to; 0: the trace's own arrivals
+  double load_factor = 1;                  ///< --load-factor: the offered load (after --load) times this
   std::string preemption = "none";         ///< none|requeue|checkpoint; evaluate takes a comma list
   std::string urgent;                      ///< "SHARE[:SEED]": short jobs made QOS urgent; empty: none
   std::string checkpoint;                  ///< "interval=30m,cost=90s": what long normal jobs declare; empty: none
