@@ -30,12 +30,13 @@ class DrawError(Exception):
 
 
 def draw_seed(folder):
-    """The `--seed` of the first `rlsched train` the folder's protocol.log records."""
+    """The `--seed` of the first `rlsched train` the folder's protocol.log records (a run that judged kept models
+    again, policy_protocol.py --fold-models, records the train line that made them)."""
     log = os.path.join(folder, "protocol.log")
     try:
         with open(log) as f:
             for line in f:
-                if line.startswith("$ ") and " train " in line:
+                if line.startswith(("$ ", "# fold models of ")) and " train " in line:
                     found = re.search(r" --seed (\d+)", line)
                     if not found:
                         raise DrawError(f"{log}: its first `rlsched train` line has no --seed")

@@ -7,6 +7,7 @@ rules of thumb on workloads it never saw?
         [--out FILE.md] [--keep DIR] [--default-out policy_models/default/policy.pt] [--judged-seed 1001]
         [--sites N] [--models A.pt,B.pt] [--config rlsched.yaml] [--card policy_models/default/policy.md]
         [--shared-weight N] [--weight WORKLOAD=N ...] [--validation-sites N] [--validation-seed S]
+        [--load-factors 0.97,0.985,1,1.015,1.03] [--fold-models DIR]
     python3 bench/policy_protocol.py --protocol ceiling [--workloads ...] [--backfill easy]
     python3 bench/policy_protocol.py --protocol self-tuning [--workloads ...] [--judged-seed 6001]
 
@@ -16,7 +17,9 @@ with the example weights plus the policy's rank as site factor at score_scale), 
 run:
   loo         leave one out: for each workload, train on all the others (and the generator's training seeds), then
               evaluate on it with EASY backfill and with none; a generated family is left out whole (no site of it
-              in training) and judged on each of its --sites;
+              in training) and judged on each of its --sites; with --load-factors, each judged workload at each of
+              those multiples of its load (a fold's ratio: the geometric mean over its runs); with --fold-models,
+              the models a kept run trained, judged again without training;
   time-split  on each workload named, `rlsched train` with default options (it reads the first 80% by submit time:
               trains on the first 64%, selects on the next 16%), then the verdict of `rlsched evaluate --candidate` on
               the last 20%, which training never read (the candidate against the best heuristic);
@@ -395,11 +398,49 @@ def judged_sites(names, first_seed, sites):
 
 def loo_folds(judged_names):
     """Leave one out's folds, in order: (fold, the judged names its model is judged on). A shared trace is a fold of
-    its own; a generated family is one fold judged on each of its sites (--sites)."""
+    its own; a generated family is one fold judged on each of its sites (--sites); a name judged at another load
+    (`coare@x0.97`, --load-factors) belongs to its workload's fold."""
     folds = {}
     for name in judged_names:
-        folds.setdefault(family_of(name) or name, []).append(name)
+        folds.setdefault(family_of(name) or workload_of(name), []).append(name)
     return list(folds.items())
+
+
+def workload_of(name):
+    """'coare' for 'coare@x0.97': the workload a judged run at another load (--load-factors) is of."""
+    return name.split("@")[0]
+
+
+def at_load(name, factor):
+    """The judged name of a workload's run at `factor` times its load (the name itself at its own load)."""
+    return name if factor == 1 else f"{name}@x{factor:g}"
+
+
+def load_factor_list(text):
+    """'0.97,1,1.03' -> [0.97, 1.0, 1.03]; ValueError says which entry is not a positive number or is repeated."""
+    factors = []
+    for part in text.split(","):
+        try:
+            factor = float(part)
+        except ValueError:
+            raise ValueError(f"'{part}' is not a number") from None
+        if not factor > 0 or not math.isfinite(factor):
+            raise ValueError(f"'{part}' is not a positive number")
+        if factor in factors:
+            raise ValueError(f"'{part}' is listed twice")
+        factors.append(factor)
+    return factors
+
+
+def kept_fold_model(folder, fold):
+    """The model a kept leave-one-out run (--keep FOLDER) trained without `fold`."""
+    return os.path.join(folder, f"loo-without-{fold}.pt")
+
+
+def kept_train_line(folder):
+    """The first `rlsched train` command a kept run's protocol.log records (it names the recipe and --seed)."""
+    with open(os.path.join(folder, "protocol.log")) as f:
+        return next((line[2:].strip() for line in f if line.startswith("$ ") and " train " in line), None)
 
 
 def family_of(name):
@@ -430,13 +471,15 @@ def fold_means(site_ratios):
     return geometric_mean([b for b, _ in site_ratios]), geometric_mean([p for _, p in site_ratios])
 
 
-def family_line(fold, backfill, site_ratios):
-    """One line for a generated family left out: the geometric means of its sites' ratios, the sites won (both
-    ratios at most 1, slowdown below) and the worst slowdown ratio."""
+def family_line(fold, backfill, site_ratios, runs=None):
+    """One line for a fold judged more than once (a generated family's sites, a workload's loads): the geometric
+    means of its runs' ratios, the runs won (both ratios at most 1, slowdown below) and the worst slowdown ratio.
+    runs: what the runs are (default: "N sites")."""
     wins = sum(1 for b, p in site_ratios if won(b, p))
     ratio, p99 = fold_means(site_ratios)
-    return (f"**{fold} left out, {backfill} backfill, over its {len(site_ratios)} sites**: geometric mean "
-            f"{ratio:.2f} / {p99:.2f}, {wins} of {len(site_ratios)} won, worst {max(b for b, _ in site_ratios):.2f}")
+    return (f"**{fold} left out, {backfill} backfill, over its {runs or f'{len(site_ratios)} sites'}**: geometric "
+            f"mean {ratio:.2f} / {p99:.2f}, {wins} of {len(site_ratios)} won, "
+            f"worst {max(b for b, _ in site_ratios):.2f}")
 
 
 def folds_line(backfill, fold_ratios):
@@ -528,6 +571,12 @@ def main():
     p.add_argument("--train-arg", action="append", default=[],
                    help="one more argument for every `rlsched train` run (repeat it: --train-arg=--patience --train-arg=20)")
     p.add_argument("--backfill", default="easy,none")
+    p.add_argument("--load-factors", default="1", metavar="LIST",
+                   help="loo: judge each workload at each of these multiples of its load (evaluate's --load-factor), "
+                        "e.g. 0.97,0.985,1,1.015,1.03: one run of a workload is one draw of a chaotic system "
+                        "(policy_models/README.md, stop 65); a fold's ratio is the geometric mean over its runs")
+    p.add_argument("--fold-models", metavar="DIR",
+                   help="loo: judge the models a kept leave-one-out run (its --keep DIR) trained, without training")
     p.add_argument("--out", help="write the Markdown report here too")
     p.add_argument("--keep", help="keep models, JSON and the log in this folder (default: a temporary one)")
     p.add_argument("--default-out", help="--protocol default: write the model (and its card beside it) here")
@@ -545,6 +594,10 @@ def main():
         sys.exit(f"policy_protocol: --card: --protocol {args.protocol} writes no section of a model card "
                  f"(only {' and '.join(CARD_SECTIONS)} do)")
     args.models = [m for m in args.models.split(",") if m]
+    try:
+        args.load_factors = load_factor_list(args.load_factors)
+    except ValueError as e:
+        sys.exit(f"policy_protocol: --load-factors {e}")
     training_seeds = args.training_seeds
     try:
         args.training_seeds = seed_list(training_seeds)
@@ -567,6 +620,20 @@ def main():
             sys.exit(f"policy_protocol: --models: no such model file '{m}'")
     protocols = args.protocol.split(",")
     names = args.workloads.split(",")
+    if args.fold_models:
+        if protocols != ["loo"]:
+            sys.exit(f"policy_protocol: --fold-models judges kept leave-one-out models: --protocol loo alone, "
+                     f"not {args.protocol}")
+        folds = [fold for fold, _ in loo_folds([name for name, _ in judged_sites(names, args.judged_seed, 1)])]
+        missing = [kept_fold_model(args.fold_models, f) for f in folds
+                   if not os.path.isfile(kept_fold_model(args.fold_models, f))]
+        if missing:
+            sys.exit(f"policy_protocol: --fold-models {args.fold_models}: no {', '.join(missing)} (a --keep folder "
+                     "of --protocol loo over the same --workloads)")
+        if not os.path.isfile(os.path.join(args.fold_models, "protocol.log")) or \
+                kept_train_line(args.fold_models) is None:
+            sys.exit(f"policy_protocol: --fold-models {args.fold_models}: no protocol.log with the `rlsched train` "
+                     "line that made its models")
     for proto in protocols:
         if proto not in ("loo", "time-split", "default", "shipped", "ceiling", SELF_TUNING):
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "
@@ -603,7 +670,10 @@ def main():
                + "".join(f" --train-arg={a}" for a in args.train_arg)
                + (f" --validation-sites {args.validation_sites} --validation-seed {args.validation_seed}"
                   if args.validation_sites else "")
-               + (f" --config {args.config}" if args.config != CONFIG else ""))
+               + (f" --config {args.config}" if args.config != CONFIG else "")
+               + (f" --load-factors {','.join(f'{f:g}' for f in args.load_factors)}"
+                  if args.load_factors != [1] else "")
+               + (f" --fold-models {args.fold_models}" if args.fold_models else ""))
     report = [f"# Out-of-sample protocol ({when})", "", f"`{command}`; judged with `--config {args.config}`.", ""]
     loo_notes, fold_ratios = [], {}
     with open(log_path, "w") as log:
@@ -617,7 +687,7 @@ def main():
             else:
                 sys.exit(f"policy_protocol: unknown workload '{name}' (known: {', '.join(workloads)}, gen-cpu, gen-gpu)")
         training_pool = dict(judged)
-        trains_on_pool = "loo" in protocols or "default" in protocols
+        trains_on_pool = ("loo" in protocols and not args.fold_models) or "default" in protocols
         for family in sorted({n.split("-")[1] for n in names if n.startswith("gen-") and trains_on_pool}):
             for seed in args.training_seeds:
                 training_pool[f"train-{family}-{seed}"] = training_site(args, family, seed, folder)
@@ -654,26 +724,40 @@ def main():
 
         if "loo" in protocols:
             report += ["## Leave one out", ""]
+            if args.fold_models:
+                # Read by bench/loo_draws.py for the draw's seed, as a trained run's own train lines are.
+                log.write(f"# fold models of {args.fold_models}, trained by: {kept_train_line(args.fold_models)}\n")
             for fold, members in loo_folds(judged):
                 pool = fold_sources(training_pool, fold)
                 sources = [training_pool[n] for n in pool]
-                # Judged on the workload left out: every job of the others may be read.
-                model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0,
-                                       weights=pool_weights(args, pool),
-                                       validation=validation_sites(args, pool, folder))
+                if args.fold_models:
+                    model = kept_fold_model(args.fold_models, fold)
+                    trained_how = f"the model {model}, kept from the run that trained it"
+                else:
+                    # Judged on the workload left out: every job of the others may be read.
+                    model, seconds = train(args, f"loo-without-{fold}", sources, folder, log, held_back=0,
+                                           weights=pool_weights(args, pool),
+                                           validation=validation_sites(args, pool, folder))
+                    trained_how = f"trained {seconds / 60:.1f} min on the {len(sources)} others"
                 for backfill in args.backfill.split(","):
                     site_ratios = []
                     for name in members:
-                        results = evaluate(args, judged[name], HEURISTICS + ["model:" + model], backfill, folder,
-                                           f"loo-{name}-{backfill}", log)["results"]
-                        ratio, p99, best = summary(results)
-                        what = f"{name} left out" if name == fold else f"{name} ({fold} left out)"
-                        report += [f"### {what}, {backfill} backfill (trained {seconds / 60:.1f} min on the "
-                                   f"{len(sources)} others)", ""] + table(results, "model") + [""]
-                        summaries.append(("loo", name, backfill, ratio, p99, best))
-                        site_ratios.append((ratio, p99))
-                    if len(members) > 1:
-                        loo_notes.append(family_line(fold, backfill, site_ratios))
+                        for factor in args.load_factors:
+                            run_name = at_load(name, factor)
+                            extra = [] if factor == 1 else ["--load-factor", f"{factor:g}"]
+                            results = evaluate(args, judged[name], HEURISTICS + ["model:" + model], backfill,
+                                               folder, f"loo-{run_name}-{backfill}", log, extra)["results"]
+                            ratio, p99, best = summary(results)
+                            what = f"{run_name} left out" if name == fold else f"{run_name} ({fold} left out)"
+                            report += [f"### {what}, {backfill} backfill ({trained_how})", ""] + \
+                                table(results, "model") + [""]
+                            summaries.append(("loo", run_name, backfill, ratio, p99, best))
+                            site_ratios.append((ratio, p99))
+                    if len(site_ratios) > 1:
+                        loads = len(args.load_factors)
+                        runs = (f"{len(members)} sites" if loads == 1
+                                else f"{len(members)} site{'s' if len(members) > 1 else ''} at {loads} loads")
+                        loo_notes.append(family_line(fold, backfill, site_ratios, runs))
                         report += [loo_notes[-1], ""]
                     fold_ratios.setdefault(backfill, []).append((fold, *fold_means(site_ratios)))
             for backfill, folds in fold_ratios.items():

@@ -6,6 +6,7 @@ Every expected value below is worked out by hand from the results written here.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -257,6 +258,102 @@ def test_the_report_names_the_blas_kernels_openblas_says_it_runs(tmp_path):
     quiet.chmod(0o755)
     assert pp.blas_kernels(str(quiet)) == "BLAS kernels unknown (not OpenBLAS)"
     assert pp.blas_kernels(str(tmp_path / "missing")) == "BLAS kernels unknown (no rlsched to ask)"
+
+
+def test_a_run_at_another_load_is_judged_in_its_workloads_fold():
+    assert pp.at_load("coare", 1) == "coare"
+    assert pp.at_load("coare", 0.97) == "coare@x0.97"
+    assert pp.at_load("gen-cpu-9791", 1.015) == "gen-cpu-9791@x1.015"
+    names = ["lublin", "lublin@x0.97", "gen-cpu-11", "gen-cpu-11@x1.03", "gen-cpu-13@x1.03"]
+    assert pp.loo_folds(names) == [("lublin", ["lublin", "lublin@x0.97"]),
+                                   ("gen-cpu", ["gen-cpu-11", "gen-cpu-11@x1.03", "gen-cpu-13@x1.03"])]
+
+
+@pytest.mark.parametrize("text, why", [("1,x", "'x' is not a number"), ("0.97,0", "'0' is not a positive number"),
+                                       ("1,1.0", "'1.0' is listed twice"), ("inf", "'inf' is not a positive number")])
+def test_load_factors_that_are_not_distinct_positive_numbers_are_refused_saying_which(text, why, tmp_path):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        pp.load_factor_list(text)
+    keep = tmp_path / "kept"
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--load-factors", text,
+                          "--rlsched", str(tmp_path / "missing"), "--keep", str(keep)], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"--load-factors {why}" in run.stderr
+    assert not keep.exists()
+
+
+FAKE_RLSCHED = """#!/usr/bin/env python3
+# Stands in for rlsched: logs its arguments; evaluate writes SJF the best heuristic at 10 / 100 s and the model at
+# half of that at the workload's own load, at 2 / 1 times it at any other.
+import json, sys
+argv = sys.argv[1:]
+with open(sys.argv[0] + ".calls", "a") as f:
+    f.write(json.dumps(argv) + "\\n")
+if argv[:1] == ["evaluate"]:
+    value = lambda flag, default: argv[argv.index(flag) + 1] if flag in argv else default
+    own = value("--load-factor", "1") == "1"
+    results = [{"policy": p, "avg_bsld": 10.0 if p == "sjf" else 40.0, "p99_wait": 100.0 if p == "sjf" else 400.0,
+                "avg_wait": 1.0, "max_wait": 1.0, "utilization": 0.5} for p in value("--policies", "").split(",")]
+    model = results[-1]
+    model["avg_bsld"], model["p99_wait"] = (5.0, 50.0) if own else (20.0, 100.0)
+    with open(value("--json", None), "w") as f:
+        json.dump({"results": results}, f)
+"""
+
+
+def kept_run(folder: Path, folds: list[str]) -> None:
+    """A --keep folder of an earlier leave-one-out run: its fold models and the log of the train that made them."""
+    folder.mkdir()
+    for fold in folds:
+        (folder / f"loo-without-{fold}.pt").write_bytes(b"model")
+    (folder / "protocol.log").write_text(f"$ rlsched train --config x.yaml --output {folder}/loo-without-lublin.pt "
+                                         "--seed 7 --hidden 16 16\nepoch 10/160\n")
+
+
+def test_kept_fold_models_are_judged_at_every_load_without_training(tmp_path):
+    fake = tmp_path / "rlsched"
+    fake.write_text(FAKE_RLSCHED)
+    fake.chmod(0o755)
+    kept, keep, out = tmp_path / "earlier", tmp_path / "again", tmp_path / "report.md"
+    kept_run(kept, ["lublin", "coare"])
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--workloads", "lublin,coare",
+                          "--backfill", "easy", "--load-factors", "0.97,1", "--fold-models", str(kept), "--rlsched",
+                          str(fake), "--keep", str(keep), "--out", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    calls = [json.loads(line) for line in (tmp_path / "rlsched.calls").read_text().splitlines()]
+    assert not [c for c in calls if c[:1] == ["train"]]
+    evaluates = [c for c in calls if c[:1] == ["evaluate"]]
+    judged = [(c[c.index("--policies") + 1].split(",")[-1], c[c.index("--load-factor") + 1] if "--load-factor" in c
+               else None) for c in evaluates]
+    assert judged == [(f"model:{kept}/loo-without-lublin.pt", "0.97"), (f"model:{kept}/loo-without-lublin.pt", None),
+                      (f"model:{kept}/loo-without-coare.pt", "0.97"), (f"model:{kept}/loo-without-coare.pt", None)]
+    report = out.read_text()
+    # Each fold: 0.5 / 0.5 at its own load, 2 / 1 at 0.97: geometric means 1.00 and 0.71, one run won, none of the
+    # folds (a slowdown ratio of 1 is no win).
+    assert ("**lublin left out, easy backfill, over its 1 site at 2 loads**: geometric mean 1.00 / 0.71, 1 of 2 won, "
+            "worst 2.00") in report
+    assert "**Leave one out, easy backfill: 0 of 2 folds won**, geometric mean 1.00 / 0.71" in report
+    assert "--load-factors 0.97,1 --fold-models" in report
+    # bench/loo_draws.py reads the judged-again folder as a draw of the kept run's seed.
+    import loo_draws
+    assert loo_draws.draw_seed(str(keep)) == 7
+    assert sorted(loo_draws.site_ratios(str(keep), "easy")) == ["coare", "coare@x0.97", "lublin", "lublin@x0.97"]
+
+
+def test_fold_models_a_kept_run_lacks_are_named_before_anything_runs(tmp_path):
+    kept, keep = tmp_path / "earlier", tmp_path / "again"
+    kept_run(kept, ["lublin"])
+    run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--workloads", "lublin,coare",
+                          "--fold-models", str(kept), "--rlsched", str(tmp_path / "missing"), "--keep", str(keep)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"--fold-models {kept}: no {kept}/loo-without-coare.pt" in run.stderr
+    assert not keep.exists()
+    both = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo,time-split", "--workloads",
+                           "lublin", "--fold-models", str(kept), "--rlsched", str(tmp_path / "missing")],
+                          capture_output=True, text=True)
+    assert both.returncode != 0
+    assert "--fold-models judges kept leave-one-out models: --protocol loo alone" in both.stderr
 
 
 if __name__ == "__main__":
