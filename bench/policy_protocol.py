@@ -505,16 +505,39 @@ CARD_SECTIONS = {"loo": "## Out of sample: leave one out (the same recipe, train
 
 def card_section(proto, command, when, summaries, notes=()):
     """A model card's section for one protocol: how it was measured and the summary rows of that protocol
-    (summaries: (protocol, workload, backfill, ratio, p99, best heuristic)), then notes (a family's line)."""
+    (summaries: (protocol, workload, backfill, ratio, p99, best heuristic)), then notes (a family's line). Runs of
+    a workload at several loads (--load-factors) make one row of it: its own load's figures beside those over the
+    loads (geometric means), which decide its win."""
+    rows = [row for row in summaries if row[0] == proto]
     lines = [CARD_SECTIONS[proto], "",
              f"Measured {when} by `{command}` (docs/policy-protocol.md). Ratio: the model's average bounded slowdown "
              "and p99 wait over those of the best heuristic of the same run; it wins with a lower slowdown and a p99 "
-             "no higher.", "",
-             "| workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |", "|---|---|---|---|---|---|"]
-    for p, name, backfill, ratio, p99, best in summaries:
-        if p == proto:
-            lines.append(f"| {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | "
-                         f"{'yes' if won(ratio, p99) else 'no'} |")
+             "no higher.", ""]
+    if not any("@" in name for _, name, *_ in rows):
+        lines += ["| workload | backfill | best heuristic | bsld ratio | p99 ratio | model wins |",
+                  "|---|---|---|---|---|---|"]
+        return lines + [f"| {name} | {backfill} | {best} | {ratio:.2f} | {p99:.2f} | "
+                        f"{'yes' if won(ratio, p99) else 'no'} |" for _, name, backfill, ratio, p99, best in rows] + \
+            ([""] + list(notes) if notes else [])
+    groups = {}  # (workload, backfill) -> its runs, in order
+    for _, name, backfill, ratio, p99, best in rows:
+        groups.setdefault((workload_of(name), backfill), []).append((name, ratio, p99, best))
+    loads = max(len(runs) for runs in groups.values())
+    lines += [f"Each workload at {loads} loads: its own, and the others of `--load-factors` (a fold's ratio is the "
+              "geometric mean over its runs: one run of a workload is one trajectory of a chaotic system).", "",
+              "| workload | backfill | best heuristic, runs | bsld ratio at its load | p99 ratio at its load | "
+              f"bsld ratio over the loads | p99 ratio over the loads | runs won | model wins |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for (workload, backfill), runs in groups.items():
+        own = next(((r, p) for name, r, p, _ in runs if name == workload), None)
+        bests = {}
+        for *_, best in runs:
+            bests[best] = bests.get(best, 0) + 1
+        ratio, p99 = fold_means([(r, p) for _, r, p, _ in runs])
+        lines.append(f"| {workload} | {backfill} | {', '.join(f'{b} {n}' for b, n in bests.items())} | "
+                     + (f"{own[0]:.2f} | {own[1]:.2f}" if own else "- | -")
+                     + f" | {ratio:.2f} | {p99:.2f} | {sum(won(r, p) for _, r, p, _ in runs)} of {len(runs)} | "
+                     f"{'yes' if won(ratio, p99) else 'no'} |")
     return lines + ([""] + list(notes) if notes else [])
 
 
@@ -634,6 +657,13 @@ def main():
                 kept_train_line(args.fold_models) is None:
             sys.exit(f"policy_protocol: --fold-models {args.fold_models}: no protocol.log with the `rlsched train` "
                      "line that made its models")
+        # --seed and --train-arg say, in the command the report and card show, how the models were trained: they
+        # must be what the kept run trained with.
+        recipe = " ".join([f"--seed {args.seed}"] + args.train_arg)
+        if f" {recipe} " not in kept_train_line(args.fold_models) + " ":
+            sys.exit(f"policy_protocol: --fold-models {args.fold_models}: its models were not trained with "
+                     f"`{recipe}` (its protocol.log: `{kept_train_line(args.fold_models)}`); give the --seed and "
+                     "--train-arg it ran")
     for proto in protocols:
         if proto not in ("loo", "time-split", "default", "shipped", "ceiling", SELF_TUNING):
             sys.exit(f"policy_protocol: unknown protocol '{proto}' (loo, time-split, default, shipped, ceiling, "

@@ -317,8 +317,9 @@ def test_kept_fold_models_are_judged_at_every_load_without_training(tmp_path):
     kept, keep, out = tmp_path / "earlier", tmp_path / "again", tmp_path / "report.md"
     kept_run(kept, ["lublin", "coare"])
     run = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--workloads", "lublin,coare",
-                          "--backfill", "easy", "--load-factors", "0.97,1", "--fold-models", str(kept), "--rlsched",
-                          str(fake), "--keep", str(keep), "--out", str(out)], capture_output=True, text=True)
+                          "--backfill", "easy", "--load-factors", "0.97,1", "--fold-models", str(kept), "--seed", "7",
+                          "--train-arg=--hidden", "--train-arg=16", "--train-arg=16", "--rlsched", str(fake), "--keep",
+                          str(keep), "--out", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     calls = [json.loads(line) for line in (tmp_path / "rlsched.calls").read_text().splitlines()]
     assert not [c for c in calls if c[:1] == ["train"]]
@@ -354,6 +355,32 @@ def test_fold_models_a_kept_run_lacks_are_named_before_anything_runs(tmp_path):
                           capture_output=True, text=True)
     assert both.returncode != 0
     assert "--fold-models judges kept leave-one-out models: --protocol loo alone" in both.stderr
+    kept_run(tmp_path / "both", ["lublin"])
+    other_seed = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--workloads", "lublin",
+                                 "--fold-models", str(tmp_path / "both"), "--seed", "8", "--rlsched",
+                                 str(tmp_path / "missing")], capture_output=True, text=True)
+    assert other_seed.returncode != 0
+    assert "its models were not trained with `--seed 8`" in other_seed.stderr
+    other_recipe = subprocess.run([sys.executable, str(Path(pp.__file__)), "--protocol", "loo", "--workloads", "lublin",
+                                   "--fold-models", str(tmp_path / "both"), "--seed", "7", "--train-arg=--hidden",
+                                   "--train-arg=32", "--rlsched", str(tmp_path / "missing")],
+                                  capture_output=True, text=True)
+    assert other_recipe.returncode != 0
+    assert "its models were not trained with `--seed 7 --hidden 32`" in other_recipe.stderr
+
+
+def test_a_card_gives_a_workload_judged_at_several_loads_one_row_decided_over_the_loads():
+    rows = [("loo", "coare@x0.97", "easy", 0.5, 0.5, "sjf"), ("loo", "coare", "easy", 0.9, 0.9, "sjf"),
+            ("loo", "coare@x1.03", "easy", 2.5, 1.0, "unicep"),
+            ("loo", "gen-cpu-11", "easy", 0.8, 0.5, "f1"), ("loo", "gen-cpu-11@x1.03", "easy", 0.8, 2.0, "f1"),
+            ("time-split", "coare", "easy", 0.9, 0.9, "sjf")]
+    section = pp.card_section("loo", "cmd", "now", rows)
+    body = [line for line in section if line.startswith("| ") and not line.startswith("| workload")]
+    # COARE: won at its own load (0.90 / 0.90), and over the three (0.5 * 0.9 * 2.5) ** (1/3) = 1.04 and
+    # (0.5 * 0.9 * 1) ** (1/3) = 0.77: two runs won, the fold lost. The site: 0.80 / (0.5 * 2) ** 0.5 = 1.00, a win.
+    assert body == ["| coare | easy | sjf 2, unicep 1 | 0.90 | 0.90 | 1.04 | 0.77 | 2 of 3 | no |",
+                    "| gen-cpu-11 | easy | f1 2 | 0.80 | 0.50 | 0.80 | 1.00 | 1 of 2 | yes |"]
+    assert any("at 3 loads" in line for line in section)
 
 
 if __name__ == "__main__":
