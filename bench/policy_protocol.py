@@ -526,7 +526,7 @@ def card_section(proto, command, when, summaries, notes=()):
     lines += [f"Each workload at {loads} loads: its own, and the others of `--load-factors` (a fold's ratio is the "
               "geometric mean over its runs: one run of a workload is one trajectory of a chaotic system).", "",
               "| workload | backfill | best heuristic, runs | bsld ratio at its load | p99 ratio at its load | "
-              f"bsld ratio over the loads | p99 ratio over the loads | runs won | model wins |",
+              "bsld ratio over the loads | p99 ratio over the loads | runs won | model wins |",
               "|---|---|---|---|---|---|---|---|---|"]
     for (workload, backfill), runs in groups.items():
         own = next(((r, p) for name, r, p, _ in runs if name == workload), None)
