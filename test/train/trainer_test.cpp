@@ -350,6 +350,44 @@ TEST_CASE("selecting on the Slurm model reports the saved model's slowdown ratio
   CHECK(result->best_validation_cost_ratio == Approx(ratio).epsilon(0.02));
 }
 
+// --select-load-factors: the trainer selects on the geometric mean of the saved model's ratios over the validation
+// jobs at each multiple of their load; recomputed here from the model file and the jobs scaled by sim::scale_to_load.
+TEST_CASE("selection at several loads: the figure is the geometric mean of the model's ratios at each load") {
+  TrainConfig c = short_run_selected_on_slurm(std::string(P_tmpdir) + "/rlsched_selection_loads.pt");
+  c.selection_load_factors = {0.8, 1.25};
+  auto result = train_policy(c);
+  INFO(result.status().message());
+  REQUIRE(result.ok());
+
+  auto model = policy::make_policy_scorer("model:" + c.output);
+  auto reference = make_scorer(c.reference);
+  auto workload = io::read_swf(c.traces[0]);
+  REQUIRE((model.ok() && reference.ok() && workload.ok()));
+  Workload validation = *workload;  // jobs 6,400-7,999 of 10,000 (the last 2,000 are held back unread)
+  validation.jobs.assign(workload->jobs.begin() + 6400, workload->jobs.begin() + 8000);
+  auto cluster = sim::implied_cluster(*workload);
+  REQUIRE(cluster.ok());
+  cluster->priority.site = c.score_scale;  // as the plugin serves it
+  const double own_load = sim::offered_load(validation.jobs, *cluster);
+  auto ratio_at = [&](double factor) {
+    Workload scaled = validation;
+    REQUIRE(sim::scale_to_load(scaled.jobs, *cluster, own_load * factor).ok());
+    auto learned = sim::evaluate_policy(scaled, &*cluster, **model, {});
+    auto ref = sim::evaluate_policy(scaled, &*cluster, **reference, {});
+    REQUIRE((learned.ok() && ref.ok()));
+    return learned->metrics.avg_bsld / ref->metrics.avg_bsld;
+  };
+  const double lighter = ratio_at(0.8), heavier = ratio_at(1.25);
+  const double over_loads = std::sqrt(lighter * heavier);
+  INFO("x0.8 " << lighter << ", x1.25 " << heavier << ", reported " << result->best_validation_cost_ratio);
+  REQUIRE(std::abs(std::log(lighter / heavier)) > 0.02);  // else one load's figure could pass for the mean
+  CHECK(result->best_validation_cost_ratio == Approx(over_loads).epsilon(1e-3));
+
+  std::ifstream card(std::string(P_tmpdir) + "/rlsched_selection_loads.md");
+  const std::string text((std::istreambuf_iterator<char>(card)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("over each trace's validation jobs at 2 loads (x0.8, x1.25 their own)"));
+}
+
 TEST_CASE("with a given cluster, selection runs on it and the card names it") {
   // Lublin-1 on a larger machine (320 one-CPU nodes): the validation jobs queue less than on the implied 256.
   const std::string trace = std::string(RLSCHED_SHARED_TRACES) + "/lublin/lublin_256.swf";
@@ -838,4 +876,26 @@ TEST_CASE("bad training input is refused with a clear message") {
   CHECK(train_policy(c).status().message() == "site-5: weight 0: a validation workload counts at least once");
   c.validation_workloads[0] = TrainWorkload{"empty", Workload{}, site.cluster, 1};
   CHECK(train_policy(c).status().message() == "empty: no job to validate on");
+
+  c.validation_workloads.clear();
+  c.select_on_slurm = false;
+  c.selection_load_factors = {1, 1.03};
+  CHECK_THAT(train_policy(c).status().message(),
+             Catch::StartsWith("--select-load-factors runs the Slurm model's validation jobs at several loads"));
+  c.select_on_slurm = true;
+  c.validation_workloads = {TrainWorkload{"site-5", site.workload, site.cluster, 1}};
+  CHECK_THAT(train_policy(c).status().message(), Catch::Contains("give one or the other"));
+  c.validation_workloads.clear();
+  c.selection_load_factors = {1, 0};
+  CHECK(train_policy(c).status().message() == "--select-load-factors: 0 is not a load factor above 0");
+  // Every job submitted at once offers no load to multiply: the trace is named.
+  c.selection_load_factors = {1.03};
+  c.traces.clear();
+  Workload at_once = site.workload;
+  for (Job& job : at_once.jobs) job.submit = 0;
+  c.workloads = {TrainWorkload{"at-once", at_once, site.cluster, 1}};
+  c.sequence_length = 32;
+  const std::string at_once_error = train_policy(c).status().message();
+  CHECK_THAT(at_once_error, Catch::StartsWith("--select-load-factors 1.03: at-once's "));
+  CHECK_THAT(at_once_error, Catch::EndsWith(" validation jobs: they offer no load to multiply"));
 }

@@ -253,6 +253,12 @@ CommandRunner setup_train(CLI::App& app) {
   app.add_flag("--select-on-slurm", c.select_on_slurm,
                "Validate (select the model, stop early) in the Slurm model over each trace's validation jobs "
                "instead of the training simulator's validation sequences");
+  app.add_option("--select-load-factors", c.selection_load_factors,
+                 "With --select-on-slurm: run each trace's validation jobs at these multiples of their offered load "
+                 "(comma-separated, e.g. 0.97,1,1.03; the submit gaps scaled) and select on the geometric mean of the "
+                 "ratios (not given: the one load they came at)")
+      ->delimiter(',')
+      ->type_name("LIST");
   app.add_option("--teacher", c.teacher,
                  "Imitated before PPO: 'search' (best smallest-area-first rule on the training part; with several "
                  "traces in the Slurm model one rule for all), 'search-each' (each trace's best rule) or a "

@@ -103,7 +103,8 @@ nlohmann::json training_record(const ExportInfo& info) {
             {"reference", c.reference},
             {"selected_on", !info.sites.empty() ? "slurm model, validation sites"
                             : c.select_on_slurm ? "slurm model, validation jobs"
-                                                : "training simulator, validation sequences"}}},
+                                                : "training simulator, validation sequences"},
+            {"selection_load_factors", c.selection_load_factors}}},
           {"objective", to_string(c.objective)},
           {"starvation_penalty", c.starvation_penalty},
           {"seed", c.seed},
@@ -270,11 +271,11 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                   c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
         : c.select_on_slurm
             ? fmt::format(
-                  "The model was selected in the Slurm model over each trace's validation jobs "
+                  "The model was selected in the Slurm model over each trace's validation jobs{} "
                   "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
                   "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
                   "below).\n\n",
-                  c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
+                  selection_loads(c), c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
                   c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
             : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);

@@ -1,6 +1,7 @@
 #include "trace_split.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rlsched/io/cluster_readers.h"
 #include "rlsched/io/workload_readers.h"
@@ -89,6 +90,32 @@ Workload validation_workload(const TraceSplit& t) {
   for (std::size_t i = t.train_end; i < t.prepared.jobs.size(); ++i)
     validation.jobs.push_back(t.workload.jobs[t.prepared.jobs[i].source]);
   return validation;
+}
+
+Result<std::vector<Workload>> validation_loads(const TraceSplit& t, const std::vector<double>& load_factors) {
+  const Workload jobs = validation_workload(t);
+  if (load_factors.empty()) return std::vector<Workload>{jobs};
+  const double load = sim::offered_load(jobs.jobs, *t.cluster);
+  std::vector<Workload> out;
+  for (double factor : load_factors) {
+    Workload scaled = jobs;
+    if (factor != 1) {
+      auto scale = load > 0 ? sim::scale_to_load(scaled.jobs, *t.cluster, load * factor)
+                            : Result<double>(Status::InvalidInput("they offer no load to multiply"));
+      if (!scale.ok())
+        return Status::InvalidInput(fmt::format("--select-load-factors {}: {}'s {} validation jobs: {}", factor,
+                                                t.path, jobs.jobs.size(), scale.status().message()));
+    }
+    out.push_back(std::move(scaled));
+  }
+  return out;
+}
+
+std::string selection_loads(const TrainConfig& config) {
+  const std::vector<double>& factors = config.selection_load_factors;
+  if (factors.empty() || factors == std::vector<double>{1}) return {};
+  if (factors.size() == 1) return fmt::format(" at x{} their load", factors[0]);
+  return fmt::format(" at {} loads (x{} their own)", factors.size(), fmt::join(factors, ", x"));
 }
 
 }  // namespace rlsched::train

@@ -48,4 +48,13 @@ Result<ValidationSite> validation_site(const TrainWorkload& workload, const Trai
 /// The validation jobs of a split as a workload of their own (for selection in the Slurm model).
 Workload validation_workload(const TraceSplit& t);
 
+/// The validation jobs of a split at each of `load_factors` times their offered load on the split's cluster
+/// (TrainConfig::selection_load_factors, each above 0); empty: only as they came. \return InvalidInput, naming the
+/// trace, where the jobs offer no load to multiply.
+Result<std::vector<Workload>> validation_loads(const TraceSplit& t, const std::vector<double>& load_factors);
+
+/// " at 3 loads (x0.97, x1, x1.03 their own)" (or " at x1.03 their load") where config.selection_load_factors asks
+/// for other loads than the jobs' own, else "": what the card and the teacher line say of the validation jobs.
+std::string selection_loads(const TrainConfig& config);
+
 }  // namespace rlsched::train

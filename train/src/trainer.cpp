@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -125,8 +126,10 @@ std::mt19937_64 stream(std::uint64_t seed, std::uint64_t epoch, std::uint64_t in
 
 class Trainer {
  public:
+  /// `validation_jobs`: with select_on_slurm, each trace's validation jobs at each selection load (validation_loads).
   Trainer(const TrainConfig& config, std::vector<TraceSplit> traces, std::vector<ValidationSite> sites,
-          std::unique_ptr<Scorer> reference, std::optional<InitialPolicy> initial)
+          std::vector<std::vector<Workload>> validation_jobs, std::unique_ptr<Scorer> reference,
+          std::optional<InitialPolicy> initial)
       : config_(config),
         initial_(std::move(initial)),
         traces_(std::move(traces)),
@@ -163,13 +166,12 @@ class Trainer {
             std::max(slurm_reference_cost(search_stretch(t), *reference_, slurm_sim_, cost_), 1e-9);
       });
     }
-    if (config_.select_on_slurm) {
-      for (const TraceSplit& t : traces_) validation_jobs_.push_back(validation_workload(t));
-      validation_slurm_reference_.resize(validation_jobs_.size());
-      parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
-        validation_slurm_reference_[i] = slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *reference_);
-      });
-    }
+    validation_jobs_ = std::move(validation_jobs);
+    validation_slurm_reference_.resize(validation_jobs_.size());
+    parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) {
+      for (const Workload& jobs : validation_jobs_[i])
+        validation_slurm_reference_[i].push_back(slurm_metric(jobs, traces_[i].cluster.get(), *reference_));
+    });
     site_reference_.resize(sites_.size());
     parallel_for(sites_.size(), threads_, [&](std::size_t i) {
       site_reference_[i] = slurm_metric(sites_[i].workload, sites_[i].cluster.get(), *reference_);
@@ -318,7 +320,8 @@ class Trainer {
       RankedTeacher best = in_slurm ? search_slurm_teacher(t) : RankedTeacher{search_compat_teacher(t), false, {}};
       const std::string ranked_on =
           !in_slurm            ? fmt::format("{} training sequences", kSearchSequences)
-          : best.on_validation ? fmt::format("the {} validation jobs", validation_jobs_[t].jobs.size())
+          : best.on_validation ? fmt::format("the {} validation jobs{}", validation_jobs_[t][0].jobs.size(),
+                                                     selection_loads(config_))
                                : fmt::format("the {}{} training jobs", search_stretch(t).first > 0 ? "last " : "",
                                              search_stretch(t).length);
       teacher_ += fmt::format("{}{}: {} (cost ratio {:.3f} to {} on {}{}{})", t ? "; " : "", trace,
@@ -450,9 +453,17 @@ class Trainer {
                          /*cluster_relative=*/false, requests_accelerators(traces_[t]));
   }
 
-  /// `scorer`'s metric over the reference's on trace t's validation jobs in the Slurm model (select_on_slurm).
+  /// `scorer`'s metric over the reference's on trace t's validation jobs in the Slurm model (select_on_slurm): the
+  /// geometric mean over the selection loads (TrainConfig::selection_load_factors), where there are several.
   double validation_ratio(std::size_t t, const Scorer& scorer) const {
-    return slurm_metric(validation_jobs_[t], traces_[t].cluster.get(), scorer) / validation_slurm_reference_[t];
+    const std::vector<Workload>& loads = validation_jobs_[t];
+    const auto ratio = [&](std::size_t k) {
+      return slurm_metric(loads[k], traces_[t].cluster.get(), scorer) / validation_slurm_reference_[t][k];
+    };
+    if (loads.size() == 1) return ratio(0);
+    double log_sum = 0;
+    for (std::size_t k = 0; k < loads.size(); ++k) log_sum += std::log(ratio(k));
+    return std::exp(log_sum / static_cast<double>(loads.size()));
   }
 
   /// Where the teacher search and the training-part check run on trace t: its training part, or its last
@@ -518,9 +529,8 @@ class Trainer {
     // Where the imitated network starts is only worth as much as the rule it copies (on the traces it was searched
     // for: the validation sites have no teacher of their own).
     if (config_.select_on_slurm && !validation_jobs_.empty() && sites_.empty())
-      teacher_validation_ = slurm_validation_ratio([&](std::size_t i) {
-        return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), *teachers[i].scorer);
-      });
+      teacher_validation_ =
+          slurm_validation_ratio([&](std::size_t i) { return validation_ratio(i, *teachers[i].scorer); });
     const std::size_t n = config_.demonstrations_per_trace > 0
                               ? config_.demonstrations_per_trace * draws_.size()
                               : std::max<std::size_t>(config_.episodes_per_epoch, 8);
@@ -885,12 +895,10 @@ class Trainer {
     }
   }
 
-  /// Mean over the traces (pool_mean) of metric_of(trace) (a slurm_metric on that trace's validation jobs, called
-  /// from several threads at once) over the reference's.
-  double slurm_validation_ratio(const std::function<double(std::size_t)>& metric_of) {
+  /// Mean over the traces (pool_mean) of ratio_of(trace) (a validation_ratio, called from several threads at once).
+  double slurm_validation_ratio(const std::function<double(std::size_t)>& ratio_of) {
     std::vector<double> ratio(validation_jobs_.size());
-    parallel_for(validation_jobs_.size(), threads_,
-                 [&](std::size_t i) { ratio[i] = metric_of(i) / validation_slurm_reference_[i]; });
+    parallel_for(validation_jobs_.size(), threads_, [&](std::size_t i) { ratio[i] = ratio_of(i); });
     return pool_mean(ratio);
   }
 
@@ -915,7 +923,7 @@ class Trainer {
       const PlainMlp plain = nets_->to_plain();
       return slurm_validation_ratio([&](std::size_t i) {
         const PlainMlpScorer learned(plain);  // one per call: its scratch buffers are its own
-        return slurm_metric(validation_jobs_[i], traces_[i].cluster.get(), learned);
+        return validation_ratio(i, learned);
       });
     }
     const PlainMlp plain = nets_->to_plain();
@@ -1082,9 +1090,10 @@ class Trainer {
   std::vector<Sequence> validation_;
   std::vector<int> validation_weight_;  ///< the weight of each validation sequence's trace
   std::vector<double> validation_reference_;
-  std::vector<Workload> validation_jobs_;           ///< with select_on_slurm: each trace's validation jobs
-  std::vector<double> site_reference_;              ///< the reference's metric on each validation site
-  std::vector<double> validation_slurm_reference_;  ///< and the reference's metric on them
+  /// With select_on_slurm: each trace's validation jobs, at each selection load (TrainConfig::selection_load_factors)
+  std::vector<std::vector<Workload>> validation_jobs_;
+  std::vector<std::vector<double>> validation_slurm_reference_;  ///< and the reference's metric on each
+  std::vector<double> site_reference_;                           ///< the reference's metric on each validation site
   double best_ = 1.0, initial_cost_ = 1.0;
   /// The reference's cost on each trace's training part (search_stretch): Slurm mode, and the Slurm-model teacher
   /// searches of compat mode (-1 until measured)
@@ -1144,6 +1153,17 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   if (!config.validation_workloads.empty() && !run_config.select_on_slurm)
     return Status::InvalidInput(
         "--validation-trace selects the model in the Slurm model: train with --rollouts slurm or --select-on-slurm");
+  for (double factor : config.selection_load_factors)
+    if (!(factor > 0 && std::isfinite(factor)))
+      return Status::InvalidInput(fmt::format("--select-load-factors: {} is not a load factor above 0", factor));
+  if (!config.selection_load_factors.empty() && !run_config.select_on_slurm)
+    return Status::InvalidInput(
+        "--select-load-factors runs the Slurm model's validation jobs at several loads: train with --rollouts slurm or "
+        "--select-on-slurm");
+  if (!config.selection_load_factors.empty() && !config.validation_workloads.empty())
+    return Status::InvalidInput(
+        "--select-load-factors runs the training traces' validation jobs at several loads, and --validation-trace "
+        "selects on other sites instead: give one or the other");
   std::vector<ValidationSite> sites;
   for (const TrainWorkload& workload : config.validation_workloads) {
     auto site = validation_site(workload, config);
@@ -1168,10 +1188,18 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
     if (!split.ok()) return split.status();
     traces.push_back(std::move(*split));
   }
+  std::vector<std::vector<Workload>> validation_jobs;
+  if (run_config.select_on_slurm)
+    for (const TraceSplit& t : traces) {
+      auto loads = validation_loads(t, config.selection_load_factors);
+      if (!loads.ok()) return loads.status();
+      validation_jobs.push_back(std::move(*loads));
+    }
   torch::manual_seed(config.seed);
   at::set_num_threads(1);  // the update is small; one thread keeps it deterministic, rollouts use the cores
   try {
-    Trainer trainer(run_config, std::move(traces), std::move(sites), std::move(*reference), std::move(initial));
+    Trainer trainer(run_config, std::move(traces), std::move(sites), std::move(validation_jobs), std::move(*reference),
+                    std::move(initial));
     return trainer.run(progress);
   } catch (const std::exception& e) {
     return Status::Internal(std::string("training failed: ") + e.what());

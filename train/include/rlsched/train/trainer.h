@@ -135,6 +135,12 @@ struct TrainConfig {
   /// sequences; true = the Slurm model over each trace's held-back jobs, on the objective's metric (average bounded
   /// slowdown or wait) relative to the reference's. Always true with Rollouts::kSlurm.
   bool select_on_slurm = false;
+  /// With select_on_slurm: each trace's validation jobs also run at these multiples of their offered load (the
+  /// submit gaps scaled, sim::scale_to_load), and a checkpoint's or rule's ratio on a trace is the geometric mean of
+  /// its ratios over them. One run of a loaded workload is one trajectory of a chaotic system (on Gavel, SJF's
+  /// slowdown goes from 12.4 to 47.1 with 1.5% more load; policy_models/README.md, rule L1), so a model chosen on one
+  /// run is partly chosen on the trajectory. Empty: the one load the jobs came at.
+  std::vector<double> selection_load_factors;
   /// Whom the policy imitates before PPO: "search" (the best smallest-area-first-with-ageing rule on the training
   /// part, see teacher.h; with several traces in the Slurm model one cluster-relative rule for all of them),
   /// "search-each" (the best rule of each trace) or a built-in heuristic's name; one for all traces, or one per
