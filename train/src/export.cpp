@@ -275,7 +275,8 @@ std::string card(const ExportInfo& info, const policy::ModelMetadata& metadata, 
                   "(`--select-on-slurm`): its {} relative to `{}`'s there, averaged over the traces, was "
                   "{:.4f} at the start of PPO and {:.4f} for this model (the tables of the full Slurm model "
                   "below).\n\n",
-                  selection_loads(c), c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
+                  selection_loads(c),
+                  c.objective == Objective::kBoundedSlowdown ? "average bounded slowdown" : to_string(c.objective),
                   c.reference, info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio)
             : fmt::format("Cost ratio to `{}`: {:.4f} at the start of PPO, {:.4f} for this model.\n\n", c.reference,
                           info.result.initial_validation_cost_ratio, info.result.best_validation_cost_ratio);
