@@ -314,6 +314,13 @@ CommandRunner setup_train(CLI::App& app) {
                  "that trace (not given: the cheapest, a tie going to FCFS, as the shipped models were trained)")
       ->check(CLI::Range(0.0, 0.5))
       ->type_name("SHARE");
+  app.add_option("--teacher-per-window", c.teacher_per_window,
+                 "Imitation: each demonstration window is taught by the rule of its trace's teacher family that "
+                 "costs least on it, where that costs less than (1 - SHARE) times the trace's own teacher there (a "
+                 "congested stretch and a quiet one can want different orders); the network then starts as an "
+                 "imitation, not as one rule exactly")
+      ->check(CLI::Range(0.0, 0.9))
+      ->type_name("SHARE");
   auto* init_model =
       app.add_option(
              "--init-model", c.init_model,

@@ -97,6 +97,13 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
           "{}: use fcfs, sjf, wfp3 or unicep",
           config.reference));
   }
+  if (config.teacher_per_window && !(*config.teacher_per_window >= 0 && *config.teacher_per_window < 1))
+    return Status::InvalidInput(
+        fmt::format("--teacher-per-window {}: must be a share in [0, 1)", *config.teacher_per_window));
+  if (config.teacher_per_window && !config.init_model.empty())
+    return Status::InvalidInput(
+        "--teacher-per-window chooses what imitation shows, and --init-model goes on from a model without imitating: "
+        "give one or the other");
   if (config.rollouts != Rollouts::kCompat) {
     if (config.rollouts_per_sequence < 2)
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -148,16 +150,29 @@ Status Trainer::warm_start() {
   const std::size_t n = config_.demonstrations_per_trace > 0 ? config_.demonstrations_per_trace * draws_.size()
                                                              : std::max<std::size_t>(config_.episodes_per_epoch, 8);
   std::vector<Episode> demos(n);
+  std::vector<std::string> window_rules(n);  // teacher_per_window: the rule that taught window i instead of its trace's
   // where_trained: each trace where its episodes run (in_slurm_); otherwise every one in the compat simulator.
   auto demonstrate = [&](bool where_trained) {
     parallel_for(n, threads_, [&](std::size_t i) {
       std::mt19937_64 rng = stream(config_.seed, ~0ull, i);
       const std::size_t t = draws_[i % draws_.size()];
-      demos[i] = where_trained && in_slurm_[t]
-                     ? run_slurm_imitation(slurm_start_in(traces_[t], rng), *teachers[t].scorer, slurm_sim_,
-                                           config_.visible_queue, rng, config_.predicted_run_times)
-                     : run_imitation(sample_in(traces_[t], rng), *teachers[t].scorer, backfill_, config_.visible_queue,
-                                     config_.predicted_run_times);
+      if (where_trained && in_slurm_[t]) {
+        const SlurmSequence window = slurm_start_in(traces_[t], rng);
+        const WindowTeacher teacher = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
+          return slurm_reference_cost(window, scorer, slurm_sim_, cost_);
+        });
+        window_rules[i] = teacher.rule;
+        demos[i] = run_slurm_imitation(window, teacher.scorer(teachers[t]), slurm_sim_, config_.visible_queue, rng,
+                                       config_.predicted_run_times);
+      } else {
+        const Sequence window = sample_in(traces_[t], rng);
+        const WindowTeacher teacher = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
+          return reference_cost(window, scorer, backfill_, cost_);
+        });
+        window_rules[i] = teacher.rule;
+        demos[i] = run_imitation(window, teacher.scorer(teachers[t]), backfill_, config_.visible_queue,
+                                 config_.predicted_run_times);
+      }
     });
   };
   demonstrate(/*where_trained=*/true);
@@ -186,6 +201,11 @@ Status Trainer::warm_start() {
         "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "
         "for each other): nothing to learn from; train on a busier or longer trace");
   nets_->set_used_features(used);
+  const std::size_t taught_otherwise = static_cast<std::size_t>(
+      std::count_if(window_rules.begin(), window_rules.end(), [](const std::string& r) { return !r.empty(); }));
+  if (config_.teacher_per_window) teacher_ += window_teachers_note(window_rules);
+  // A network shown several orders cannot start as any one rule exactly.
+  exact_start_ = taught_otherwise == 0;
   if (config_.imitation_restarts <= 1) {
     imitate(teachers, demos, 0);
     return Status::Ok();
@@ -223,7 +243,7 @@ void Trainer::imitate(const std::vector<Teacher>& teachers, const std::vector<Ep
   std::mt19937_64 rng = stream(config_.seed, ~0ull - static_cast<std::uint64_t>(restart), ~0ull);
   for (int pass = 0; pass < config_.imitation_epochs; ++pass)
     imitation_pass(nets_, optimizer_, demos, config_.minibatch, rng);
-  if (config_.imitation_epochs > 0 && config_.exact_teacher) start_as_the_rule(teachers, demos);
+  if (config_.imitation_epochs > 0 && config_.exact_teacher && exact_start_) start_as_the_rule(teachers, demos);
 }
 
 void Trainer::redraw_policy(int restart) {
@@ -249,6 +269,34 @@ void Trainer::start_as_the_rule(const std::vector<Teacher>& teachers, const std:
       "; the network set to compute the rule exactly, its scores as far apart as imitation made them ({:.3g} "
       "within a decision)",
       imitated);
+}
+
+Trainer::WindowTeacher Trainer::window_teacher(std::size_t t, const Teacher& trace_teacher,
+                                               const std::function<double(const Scorer&)>& cost) const {
+  if (!config_.teacher_per_window) return {};
+  const double own = std::max(cost(*trace_teacher.scorer), 1e-9);
+  Teacher best = search_teacher([&](const Scorer& scorer) { return cost(scorer) / own; }, /*threads=*/1,
+                                teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
+  if (!(best.cost_ratio > 0 && best.cost_ratio < 1.0 - *config_.teacher_per_window)) return {};
+  const std::string rule = best.rule ? best.rule->spec() : best.heuristic;
+  return {std::make_shared<const Teacher>(std::move(best)), rule};
+}
+
+std::string Trainer::window_teachers_note(const std::vector<std::string>& rules) const {
+  std::map<std::string, int> count;
+  for (const std::string& rule : rules)
+    if (!rule.empty()) ++count[rule];
+  int other = 0;
+  for (const auto& [rule, k] : count) other += k;
+  std::string most;
+  std::vector<std::pair<int, std::string>> ranked;
+  for (const auto& [rule, k] : count) ranked.emplace_back(-k, rule);
+  std::sort(ranked.begin(), ranked.end());
+  for (std::size_t i = 0; i < ranked.size() && i < 3; ++i)
+    most += fmt::format("{}{} x{}", i ? ", " : "", ranked[i].second, -ranked[i].first);
+  return fmt::format("; per window: {} of {} demonstration windows taught by a rule that beat their trace's teacher "
+                     "there by more than {:g}%{}{}",
+                     other, rules.size(), 100 * *config_.teacher_per_window, other ? ": " : "", most);
 }
 
 int Trainer::total_cpus(const TraceSplit& t) const {

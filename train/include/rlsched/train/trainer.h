@@ -187,6 +187,13 @@ struct TrainConfig {
   /// times it there (train/src/teacher.h ReferenceMargin); the reference must be one the search tries. Unset: the
   /// cheapest candidate, a tie going to FCFS, as the shipped models were trained.
   std::optional<double> teacher_margin;
+  /// Where set, imitation: each demonstration window is taught by the rule of its trace's teacher family (the
+  /// heuristics it tries included) that costs least on that window, in the simulator the window runs in, where that
+  /// rule costs less than (1 - teacher_per_window) times the trace's own teacher there; elsewhere by the trace's
+  /// teacher. The best rule of a congested stretch and of a moderate one differ (on Gavel's training part WFP3 and
+  /// SJF; policy_models/README.md, rule P26), and one rule per trace shows the network the order of whichever stretch
+  /// dominates the trace's cost. The network then starts as an imitation, not as one rule exactly.
+  std::optional<double> teacher_per_window;
   /// Warm start: a model file (the cluster's current policy) to start PPO from instead of imitating a teacher; its
   /// hidden widths replace `hidden`, its features and input normalisation are kept.
   std::string init_model;
