@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -363,6 +364,27 @@ TEST_CASE("with a margin the reference teaches wherever no rule beats it by that
   CHECK(itself.description == "sjf");
   // Another reference the search tries.
   CHECK(search_teacher(ties, 2, {}, ReferenceMargin{"unicep", 0.01}).heuristic == "unicep");
+}
+
+TEST_CASE("a stretch's own teacher: the cheapest rule there, only where it beats its trace's teacher by the margin") {
+  const auto cost = [](const Scorer& scorer) {
+    if (scorer.name() == "sjf") return 0.85;
+    if (scorer.name() == "area:1/0.5/0.25") return 0.95;
+    return 1.0;
+  };
+  const std::optional<Teacher> sjf = better_teacher(cost, 1.0, 0.1);
+  REQUIRE(sjf.has_value());
+  CHECK(sjf->heuristic == "sjf");  // the cheapest, not the first below the margin
+  CHECK(sjf->cost_ratio == Approx(0.85));
+  CHECK_FALSE(better_teacher(cost, 1.0, 0.2).has_value());  // 15% below is not 20% below
+  CHECK_FALSE(better_teacher(cost, 0.9, 0.1).has_value());  // the trace's teacher costs 0.9 there: 5.6% above sjf
+  const std::optional<Teacher> rule = better_teacher(cost, 1.2, 0.1);  // 0.85 / 1.2: sjf still the cheapest
+  REQUIRE(rule.has_value());
+  CHECK(rule->cost_ratio == Approx(0.85 / 1.2));
+  // A failed run (no cost) never teaches, and a teacher whose own run failed is not replaced by a guess.
+  const auto failing = [](const Scorer& scorer) { return scorer.name() == "sjf" ? 0.0 : 1.0; };
+  CHECK_FALSE(better_teacher(failing, 1.0, 0.1).has_value());
+  CHECK_FALSE(better_teacher(cost, 0.0, 0.1).has_value());
 }
 
 TEST_CASE("only the heuristics the search tries can be the reference a margin keeps") {

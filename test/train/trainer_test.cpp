@@ -18,6 +18,7 @@
 
 // Last: libtorch pulls in glog, whose CHECK would otherwise replace Catch's.
 #include <fstream>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
@@ -386,6 +387,45 @@ TEST_CASE("selection at several loads: the figure is the geometric mean of the m
   std::ifstream card(std::string(P_tmpdir) + "/rlsched_selection_loads.md");
   const std::string text((std::istreambuf_iterator<char>(card)), std::istreambuf_iterator<char>());
   CHECK_THAT(text, Catch::Contains("over each trace's validation jobs at 2 loads (x0.8, x1.25 their own)"));
+}
+
+TEST_CASE("a teacher per window: windows taught by the rule that wins them where it beats the trace's by the margin") {
+  const auto teacher_line = [](std::optional<double> margin, const std::string& output) {
+    TrainConfig c = short_run_selected_on_slurm(output);
+    c.epochs = 0;
+    c.teacher_per_window = margin;
+    auto result = train_policy(c);
+    INFO(result.status().message());
+    REQUIRE(result.ok());
+    return result->teacher;
+  };
+  // How many of the 8 windows the line says a rule of their own taught.
+  const auto taught_otherwise = [](const std::string& line) {
+    const std::string mark = "per window: ";
+    const std::size_t at = line.find(mark);
+    REQUIRE(at != std::string::npos);
+    return std::stoi(line.substr(at + mark.size()));
+  };
+  const std::string exact = "the network set to compute the rule exactly";
+  // Without the option every window shows the trace's rule and the network starts as that rule exactly.
+  const std::string per_trace = teacher_line(std::nullopt, std::string(P_tmpdir) + "/rlsched_per_trace.pt");
+  CHECK_THAT(per_trace, !Catch::Contains("per window"));
+  CHECK_THAT(per_trace, Catch::Contains(exact));
+  // At margin 0 a window's cheapest rule teaches wherever it is cheaper than the trace's at all; at 0.9 only where
+  // it costs a tenth of it. Fewer windows pass the larger margin, and a network shown several rules starts as their
+  // imitation, not as one rule exactly.
+  const std::string any_gain = teacher_line(0.0, std::string(P_tmpdir) + "/rlsched_per_window_0.pt");
+  const std::string tenth = teacher_line(0.9, std::string(P_tmpdir) + "/rlsched_per_window_90.pt");
+  INFO(any_gain << "\n" << tenth);
+  CHECK_THAT(any_gain, Catch::Contains(" of 8 demonstration windows taught by a rule that beat their trace's teacher "
+                                       "there by more than 0%: "));
+  CHECK_THAT(tenth, Catch::Contains("there by more than 90%"));
+  const int at_zero = taught_otherwise(any_gain), at_ninety = taught_otherwise(tenth);
+  CHECK(at_zero > at_ninety);
+  CHECK(at_zero > 0);
+  CHECK_THAT(any_gain, !Catch::Contains(exact));
+  if (at_ninety == 0) CHECK_THAT(tenth, Catch::Contains(exact));
+  if (at_ninety > 0) CHECK_THAT(tenth, !Catch::Contains(exact));
 }
 
 TEST_CASE("with a given cluster, selection runs on it and the card names it") {
@@ -856,6 +896,14 @@ TEST_CASE("bad training input is refused with a clear message") {
   c.teacher_margin = 1.0;
   CHECK(train_policy(c).status().message() == "--teacher-margin 1: must be a share in [0, 1)");
   c.teacher_margin.reset();
+  c.teacher_per_window = 1.0;
+  CHECK(train_policy(c).status().message() == "--teacher-per-window 1: must be a share in [0, 1)");
+  c.teacher_per_window = 0.1;
+  c.init_model = "current.pt";
+  CHECK_THAT(train_policy(c).status().message(), Catch::StartsWith("--teacher-per-window chooses what imitation "
+                                                                   "shows, and --init-model goes on from a model"));
+  c.teacher_per_window.reset();
+  c.init_model.clear();
   c.reference = "f1";
   c.traces = {std::string(RLSCHED_TEST_DATA) + "/sacct/speeds.txt"};  // accelerator jobs: the cluster is needed
   CHECK_THAT(train_policy(c).status().message(), Catch::Contains("give the cluster it ran on: --slurm-conf"));

@@ -78,6 +78,14 @@ double within_decision_spread(const std::vector<Episode>& demos, const std::vect
   return rows > 0 ? std::sqrt(squares / static_cast<double>(rows)) : 0.0;
 }
 
+std::optional<Teacher> better_teacher(const std::function<double(const Scorer&)>& cost, double own, double margin,
+                                      TeacherFamily family, int threads) {
+  if (!(own > 0)) return std::nullopt;
+  Teacher best = search_teacher([&](const Scorer& scorer) { return cost(scorer) / own; }, threads, family);
+  if (!(best.cost_ratio > 0 && best.cost_ratio < 1.0 - margin)) return std::nullopt;
+  return best;
+}
+
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
                        bool backfill, const CostModel& cost, int threads, TeacherFamily family,
                        const std::optional<ReferenceMargin>& keep) {

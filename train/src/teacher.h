@@ -91,6 +91,12 @@ struct ReferenceMargin {
 Teacher search_teacher(const std::function<double(const Scorer&)>& cost_ratio, int threads, TeacherFamily family = {},
                        const std::optional<ReferenceMargin>& keep = std::nullopt);
 
+/// The rule of `family` (its heuristics included) that costs least where `cost` measures, when it costs less than
+/// (1 - margin) times `own`, the cost there of the teacher it would replace; none otherwise (a stretch whose rules
+/// differ by less teaches as its trace does). Its cost_ratio is its cost over `own`. (TrainConfig::teacher_per_window)
+std::optional<Teacher> better_teacher(const std::function<double(const Scorer&)>& cost, double own, double margin,
+                                      TeacherFamily family = {}, int threads = 1);
+
 /// search_teacher on compat sequences with the reference's costs on them (same order).
 Teacher search_teacher(const std::vector<Sequence>& sequences, const std::vector<double>& reference_costs,
                        bool backfill, const CostModel& cost, int threads, TeacherFamily family = {},

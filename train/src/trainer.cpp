@@ -76,6 +76,13 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
   if (config.hidden.empty()) return Status::InvalidInput("the policy needs at least one hidden layer");
   if (!(config.min_improvement >= 0 && config.min_improvement < 1))
     return Status::InvalidInput(fmt::format("min improvement {} is not a share in [0, 1)", config.min_improvement));
+  if (config.teacher_per_window && !(*config.teacher_per_window >= 0 && *config.teacher_per_window < 1))
+    return Status::InvalidInput(
+        fmt::format("--teacher-per-window {}: must be a share in [0, 1)", *config.teacher_per_window));
+  if (config.teacher_per_window && !config.init_model.empty())
+    return Status::InvalidInput(
+        "--teacher-per-window chooses what imitation shows, and --init-model goes on from a model without imitating: "
+        "give one or the other");
   std::optional<InitialPolicy> initial;
   TrainConfig run_config = config;
   if (run_config.started == Clock::time_point{}) run_config.started = Clock::now();
@@ -97,13 +104,6 @@ Result<TrainResult> train_policy(const TrainConfig& config, const std::function<
           "{}: use fcfs, sjf, wfp3 or unicep",
           config.reference));
   }
-  if (config.teacher_per_window && !(*config.teacher_per_window >= 0 && *config.teacher_per_window < 1))
-    return Status::InvalidInput(
-        fmt::format("--teacher-per-window {}: must be a share in [0, 1)", *config.teacher_per_window));
-  if (config.teacher_per_window && !config.init_model.empty())
-    return Status::InvalidInput(
-        "--teacher-per-window chooses what imitation shows, and --init-model goes on from a model without imitating: "
-        "give one or the other");
   if (config.rollouts != Rollouts::kCompat) {
     if (config.rollouts_per_sequence < 2)
       return Status::InvalidInput("Slurm-model rollouts need at least 2 episodes per sequence (the baseline)");

@@ -274,12 +274,12 @@ void Trainer::start_as_the_rule(const std::vector<Teacher>& teachers, const std:
 Trainer::WindowTeacher Trainer::window_teacher(std::size_t t, const Teacher& trace_teacher,
                                                const std::function<double(const Scorer&)>& cost) const {
   if (!config_.teacher_per_window) return {};
-  const double own = std::max(cost(*trace_teacher.scorer), 1e-9);
-  Teacher best = search_teacher([&](const Scorer& scorer) { return cost(scorer) / own; }, /*threads=*/1,
-                                teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
-  if (!(best.cost_ratio > 0 && best.cost_ratio < 1.0 - *config_.teacher_per_window)) return {};
-  const std::string rule = best.rule ? best.rule->spec() : best.heuristic;
-  return {std::make_shared<const Teacher>(std::move(best)), rule};
+  std::optional<Teacher> better =
+      better_teacher(cost, cost(*trace_teacher.scorer), *config_.teacher_per_window,
+                     teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
+  if (!better) return {};
+  const std::string rule = better->rule ? better->rule->spec() : better->heuristic;
+  return {std::make_shared<const Teacher>(std::move(*better)), rule};
 }
 
 std::string Trainer::window_teachers_note(const std::vector<std::string>& rules) const {
