@@ -134,26 +134,19 @@ class Trainer {
   /// Behaviour cloning of the teachers: the policy starts where the best rule of thumb of each trace is.
   Status warm_start();
 
-  /// The teacher of one demonstration window (TrainConfig::teacher_per_window): its trace's, or a rule that beat it
-  /// there.
-  struct WindowTeacher {
-    std::shared_ptr<const Teacher> own;  ///< the window's own rule; null: its trace's teacher
-    std::string rule;                    ///< its spec (area:A/B/G..., or the heuristic); empty for the trace's teacher
-    const Scorer& scorer(const Teacher& trace_teacher) const { return own ? *own->scorer : *trace_teacher.scorer; }
-  };
-
   /// With teacher_per_window, the rule of trace t's family (its heuristics included) that costs least on a window,
-  /// `cost` giving a scorer's cost there, where it beats `trace_teacher` there by more than that share; otherwise
-  /// (and without teacher_per_window) the trace's teacher.
-  WindowTeacher window_teacher(std::size_t t, const Teacher& trace_teacher,
-                               const std::function<double(const Scorer&)>& cost) const;
+  /// `cost` giving a scorer's cost there, where it beats `trace_teacher` there by more than that share; none where
+  /// the trace's teacher teaches the window (and without teacher_per_window).
+  std::optional<Teacher> window_teacher(std::size_t t, const Teacher& trace_teacher,
+                                       const std::function<double(const Scorer&)>& cost) const;
 
   /// The teacher line's account of the windows taught otherwise: how many, and the rules that taught most of them.
   std::string window_teachers_note(const std::vector<std::string>& rules) const;
 
-  /// One imitation: config.imitation_epochs passes of behaviour cloning over `demos`, then, where asked, the network
-  /// set to compute the teacher's rule. Restart 0 shuffles as a run without restarts does.
-  void imitate(const std::vector<Teacher>& teachers, const std::vector<Episode>& demos, int restart);
+  /// One imitation: config.imitation_epochs passes of behaviour cloning over `demos`, then, where asked and `one_rule`
+  /// (every demonstration shows its trace's teacher), the network set to compute the teacher's rule. Restart 0
+  /// shuffles as a run without restarts does.
+  void imitate(const std::vector<Teacher>& teachers, const std::vector<Episode>& demos, int restart, bool one_rule);
 
   /// New initial weights for the policy (torch's default initialisation, seeded by the run's seed and the restart),
   /// its unused features masked again and Adam's moments cleared; the normalisation and the value head stay.
@@ -311,7 +304,6 @@ class Trainer {
   double teacher_validation_ = -1;                      ///< TrainResult::teacher_validation_cost_ratio
   State best_state_;
   std::string teacher_;
-  bool exact_start_ = true;  ///< every demonstration shows its trace's teacher: the network may start as the rule
 };
 
 }  // namespace rlsched::train

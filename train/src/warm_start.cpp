@@ -4,7 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -158,19 +158,19 @@ Status Trainer::warm_start() {
       const std::size_t t = draws_[i % draws_.size()];
       if (where_trained && in_slurm_[t]) {
         const SlurmSequence window = slurm_start_in(traces_[t], rng);
-        const WindowTeacher teacher = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
+        const std::optional<Teacher> own = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
           return slurm_reference_cost(window, scorer, slurm_sim_, cost_);
         });
-        window_rules[i] = teacher.rule;
-        demos[i] = run_slurm_imitation(window, teacher.scorer(teachers[t]), slurm_sim_, config_.visible_queue, rng,
-                                       config_.predicted_run_times);
+        window_rules[i] = !own ? std::string() : own->rule ? own->rule->spec() : own->heuristic;
+        demos[i] = run_slurm_imitation(window, own ? *own->scorer : *teachers[t].scorer, slurm_sim_,
+                                       config_.visible_queue, rng, config_.predicted_run_times);
       } else {
         const Sequence window = sample_in(traces_[t], rng);
-        const WindowTeacher teacher = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
+        const std::optional<Teacher> own = window_teacher(t, teachers[t], [&](const Scorer& scorer) {
           return reference_cost(window, scorer, backfill_, cost_);
         });
-        window_rules[i] = teacher.rule;
-        demos[i] = run_imitation(window, teacher.scorer(teachers[t]), backfill_, config_.visible_queue,
+        window_rules[i] = !own ? std::string() : own->rule ? own->rule->spec() : own->heuristic;
+        demos[i] = run_imitation(window, own ? *own->scorer : *teachers[t].scorer, backfill_, config_.visible_queue,
                                  config_.predicted_run_times);
       }
     });
@@ -201,13 +201,12 @@ Status Trainer::warm_start() {
         "no feature of the training jobs ever varies between the jobs a decision chooses among (they rarely wait "
         "for each other): nothing to learn from; train on a busier or longer trace");
   nets_->set_used_features(used);
-  const std::size_t taught_otherwise = static_cast<std::size_t>(
-      std::count_if(window_rules.begin(), window_rules.end(), [](const std::string& r) { return !r.empty(); }));
   if (config_.teacher_per_window) teacher_ += window_teachers_note(window_rules);
   // A network shown several orders cannot start as any one rule exactly.
-  exact_start_ = taught_otherwise == 0;
+  const bool one_rule =
+      std::all_of(window_rules.begin(), window_rules.end(), [](const std::string& r) { return r.empty(); });
   if (config_.imitation_restarts <= 1) {
-    imitate(teachers, demos, 0);
+    imitate(teachers, demos, 0, one_rule);
     return Status::Ok();
   }
   // Each restart imitates the same demonstrations from other initial weights; the one that validates best is kept.
@@ -219,7 +218,7 @@ Status Trainer::warm_start() {
   for (int restart = 0; restart < config_.imitation_restarts; ++restart) {
     if (restart > 0) redraw_policy(restart);
     teacher_ = teacher;
-    imitate(teachers, demos, restart);
+    imitate(teachers, demos, restart, one_rule);
     figures.push_back(validate());
     if (restart == 0 || figures.back() < figures[best]) {
       best = figures.size() - 1;
@@ -239,11 +238,12 @@ Status Trainer::warm_start() {
   return Status::Ok();
 }
 
-void Trainer::imitate(const std::vector<Teacher>& teachers, const std::vector<Episode>& demos, int restart) {
+void Trainer::imitate(const std::vector<Teacher>& teachers, const std::vector<Episode>& demos, int restart,
+                      bool one_rule) {
   std::mt19937_64 rng = stream(config_.seed, ~0ull - static_cast<std::uint64_t>(restart), ~0ull);
   for (int pass = 0; pass < config_.imitation_epochs; ++pass)
     imitation_pass(nets_, optimizer_, demos, config_.minibatch, rng);
-  if (config_.imitation_epochs > 0 && config_.exact_teacher && exact_start_) start_as_the_rule(teachers, demos);
+  if (config_.imitation_epochs > 0 && config_.exact_teacher && one_rule) start_as_the_rule(teachers, demos);
 }
 
 void Trainer::redraw_policy(int restart) {
@@ -271,32 +271,27 @@ void Trainer::start_as_the_rule(const std::vector<Teacher>& teachers, const std:
       imitated);
 }
 
-Trainer::WindowTeacher Trainer::window_teacher(std::size_t t, const Teacher& trace_teacher,
+std::optional<Teacher> Trainer::window_teacher(std::size_t t, const Teacher& trace_teacher,
                                                const std::function<double(const Scorer&)>& cost) const {
-  if (!config_.teacher_per_window) return {};
-  std::optional<Teacher> better =
-      better_teacher(cost, cost(*trace_teacher.scorer), *config_.teacher_per_window,
-                     teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
-  if (!better) return {};
-  const std::string rule = better->rule ? better->rule->spec() : better->heuristic;
-  return {std::make_shared<const Teacher>(std::move(*better)), rule};
+  if (!config_.teacher_per_window) return std::nullopt;
+  return better_teacher(cost, cost(*trace_teacher.scorer), *config_.teacher_per_window,
+                        teacher_family(/*cluster_relative=*/false, requests_accelerators(traces_[t])));
 }
 
 std::string Trainer::window_teachers_note(const std::vector<std::string>& rules) const {
   std::map<std::string, int> count;
-  for (const std::string& rule : rules)
-    if (!rule.empty()) ++count[rule];
   int other = 0;
-  for (const auto& [rule, k] : count) other += k;
-  std::string most;
-  std::vector<std::pair<int, std::string>> ranked;
-  for (const auto& [rule, k] : count) ranked.emplace_back(-k, rule);
-  std::sort(ranked.begin(), ranked.end());
-  for (std::size_t i = 0; i < ranked.size() && i < 3; ++i)
-    most += fmt::format("{}{} x{}", i ? ", " : "", ranked[i].second, -ranked[i].first);
+  for (const std::string& rule : rules)
+    if (!rule.empty()) ++count[rule], ++other;
+  std::vector<std::pair<int, std::string>> most;  // (-windows, rule): the most frequent first, then by name
+  for (const auto& [rule, k] : count) most.emplace_back(-k, rule);
+  std::sort(most.begin(), most.end());
+  std::string named;
+  for (std::size_t i = 0; i < most.size() && i < 3; ++i)
+    named += fmt::format("{}{} x{}", i ? ", " : "", most[i].second, -most[i].first);
   return fmt::format("; per window: {} of {} demonstration windows taught by a rule that beat their trace's teacher "
                      "there by more than {:g}%{}{}",
-                     other, rules.size(), 100 * *config_.teacher_per_window, other ? ": " : "", most);
+                     other, rules.size(), 100 * *config_.teacher_per_window, other ? ": " : "", named);
 }
 
 int Trainer::total_cpus(const TraceSplit& t) const {
